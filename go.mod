@@ -1,0 +1,3 @@
+module github.com/zkraft/zkraft
+
+go 1.26.8
