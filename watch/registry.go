@@ -1,0 +1,259 @@
+package watch
+
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Watcher receives notifications. Notify must not block: a connection that cannot take
+// an event is closed by its owner, never waited for.
+type Watcher interface {
+	Notify(ev *jute.WatcherEvent, zxid int64)
+}
+
+// Kind is what a watch was set for.
+type Kind uint8
+
+// The kinds of watches. Data covers getData and exists (on a present or missing node).
+const (
+	Data Kind = 1 << iota
+	Child
+	Persistent
+	PersistentRecursive
+)
+
+// ReadCheck says whether w may read path; persistent watches are delivered only to
+// watchers that may (ZooKeeper checks READ before delivering them).
+type ReadCheck func(w Watcher, path string) bool
+
+// Registry holds every watch of one server. It has its own lock because reads register
+// watches concurrently under the state machine's read lock.
+type Registry struct {
+	mu      sync.Mutex
+	paths   map[string]map[Watcher]Kind
+	byConn  map[Watcher]map[string]Kind
+	nRecurs int // number of recursive watches, so triggers skip the ancestor walk when 0
+}
+
+// New returns an empty registry.
+func New() *Registry {
+	return &Registry{paths: map[string]map[Watcher]Kind{}, byConn: map[Watcher]map[string]Kind{}}
+}
+
+// Add registers a watch of kind k on path for w. Adding a watch w already has is a no-op.
+func (r *Registry) Add(w Watcher, path string, k Kind) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ws := r.paths[path]
+	if ws == nil {
+		ws = map[Watcher]Kind{}
+		r.paths[path] = ws
+	}
+	old := ws[w]
+	if k == PersistentRecursive && old&PersistentRecursive == 0 {
+		r.nRecurs++
+	}
+	ws[w] = old | k
+	ps := r.byConn[w]
+	if ps == nil {
+		ps = map[string]Kind{}
+		r.byConn[w] = ps
+	}
+	ps[path] = old | k
+}
+
+// clear removes kinds k of w on path; the caller holds mu.
+func (r *Registry) clear(w Watcher, path string, k Kind) {
+	ws := r.paths[path]
+	old, ok := ws[w]
+	if !ok {
+		return
+	}
+	if k&PersistentRecursive != 0 && old&PersistentRecursive != 0 {
+		r.nRecurs--
+	}
+	nw := old &^ k
+	if nw == 0 {
+		delete(ws, w)
+		if len(ws) == 0 {
+			delete(r.paths, path)
+		}
+		delete(r.byConn[w], path)
+		if len(r.byConn[w]) == 0 {
+			delete(r.byConn, w)
+		}
+		return
+	}
+	ws[w] = nw
+	r.byConn[w][path] = nw
+}
+
+// Trigger delivers the event evType on path, caused by the change at zxid, to every
+// watcher it concerns, at most once per watcher, and removes the one-shot watches it
+// used. The mapping is ZooKeeper's: created/changed fire data watches on the path;
+// deleted fires data and child watches on it; children-changed (path = the parent)
+// fires child watches; persistent watches on the path see all four; recursive watches
+// on the path or an ancestor see all but children-changed.
+func (r *Registry) Trigger(evType int32, path string, zxid int64, canRead ReadCheck) {
+	var oneShot Kind
+	switch evType {
+	case jute.EventNodeCreated, jute.EventNodeDataChanged:
+		oneShot = Data
+	case jute.EventNodeDeleted:
+		oneShot = Data | Child
+	case jute.EventNodeChildrenChanged:
+		oneShot = Child
+	default:
+		return
+	}
+	r.mu.Lock()
+	var targets []Watcher
+	seen := map[Watcher]bool{}
+	for w, k := range r.paths[path] {
+		fire := false
+		if k&oneShot != 0 {
+			r.clear(w, path, oneShot)
+			fire = true
+		}
+		if k&Persistent != 0 || (k&PersistentRecursive != 0 && evType != jute.EventNodeChildrenChanged) {
+			fire = fire || canRead == nil || canRead(w, path)
+		}
+		if fire && !seen[w] {
+			seen[w] = true
+			targets = append(targets, w)
+		}
+	}
+	if r.nRecurs > 0 && evType != jute.EventNodeChildrenChanged {
+		for p := parentOf(path); p != ""; p = parentOf(p) {
+			for w, k := range r.paths[p] {
+				if k&PersistentRecursive != 0 && !seen[w] && (canRead == nil || canRead(w, path)) {
+					seen[w] = true
+					targets = append(targets, w)
+				}
+			}
+		}
+	}
+	r.mu.Unlock()
+	ev := &jute.WatcherEvent{Type: evType, State: jute.StateSyncConnected, Path: path}
+	for _, w := range targets {
+		w.Notify(ev, zxid)
+	}
+}
+
+// parentOf returns the parent of p, or "" for "/".
+func parentOf(p string) string {
+	if p == "/" || p == "" {
+		return ""
+	}
+	i := strings.LastIndexByte(p, '/')
+	if i == 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+// kindsOf maps a removeWatches/checkWatches watcher type to the kinds it covers.
+func kindsOf(wtype int32) Kind {
+	switch wtype {
+	case jute.WatcherChildren:
+		return Child
+	case jute.WatcherData:
+		return Data
+	case jute.WatcherAny:
+		return Data | Child | Persistent | PersistentRecursive
+	case jute.WatcherPersistent:
+		return Persistent
+	case jute.WatcherPersistentRecursive:
+		return PersistentRecursive
+	}
+	return 0
+}
+
+// Has reports whether w has a watch of watcher type wtype on path (checkWatches).
+func (r *Registry) Has(w Watcher, path string, wtype int32) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.paths[path][w]&kindsOf(wtype) != 0
+}
+
+// Remove removes w's watches of watcher type wtype on path and reports whether there
+// were any (removeWatches answers NoWatcher when there were none).
+func (r *Registry) Remove(w Watcher, path string, wtype int32) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := kindsOf(wtype)
+	if r.paths[path][w]&k == 0 {
+		return false
+	}
+	r.clear(w, path, k)
+	return true
+}
+
+// RemoveWatcher drops every watch of w (its connection closed).
+func (r *Registry) RemoveWatcher(w Watcher) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for p, k := range r.byConn[w] {
+		r.clear(w, p, k)
+	}
+}
+
+// Stats counts watches: connections with watches, watched paths, and watches (one per
+// path and watcher, as ZooKeeper's wchs counts).
+func (r *Registry) Stats() (watchers, paths, watches int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ws := range r.paths {
+		watches += len(ws)
+	}
+	return len(r.byConn), len(r.paths), watches
+}
+
+// PathsOf returns the sorted paths w watches (wchc).
+func (r *Registry) PathsOf(w Watcher) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.byConn[w]))
+	for p := range r.byConn[w] {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Watchers returns the watchers of path (wchp); order is unspecified.
+func (r *Registry) Watchers(path string) []Watcher {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Watcher, 0, len(r.paths[path]))
+	for w := range r.paths[path] {
+		out = append(out, w)
+	}
+	return out
+}
+
+// AllWatchers returns every watcher that has a watch.
+func (r *Registry) AllWatchers() []Watcher {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Watcher, 0, len(r.byConn))
+	for w := range r.byConn {
+		out = append(out, w)
+	}
+	return out
+}
+
+// WatchedPaths returns every watched path, sorted.
+func (r *Registry) WatchedPaths() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.paths))
+	for p := range r.paths {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
