@@ -1,6 +1,9 @@
 package jute
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Code is a ZooKeeper error code (KeeperException.Code) as carried in a reply header.
 // Code(0) is success. A Code is an error value, so a failing operation returns it directly.
@@ -66,13 +69,14 @@ func (c Code) Error() string {
 	return fmt.Sprintf("zookeeper error %d", int32(c))
 }
 
-// CodeOf maps an error to its wire code: nil is OK, a Code is itself, anything else is a
-// system error.
+// CodeOf maps an error to its wire code: nil is OK, a Code is itself (also when wrapped,
+// as fmt.Errorf("...: %w", ErrNoNode) does), anything else is a system error.
 func CodeOf(err error) Code {
 	if err == nil {
 		return OK
 	}
-	if c, ok := err.(Code); ok {
+	var c Code
+	if errors.As(err, &c) {
 		return c
 	}
 	return ErrSystemError

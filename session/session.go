@@ -1,0 +1,38 @@
+package session
+
+import (
+	"crypto/subtle"
+	"time"
+)
+
+// Session is one client session as the replicated table holds it.
+type Session struct {
+	ID       int64
+	Password []byte // 16 bytes for sessions zkraft creates (NewPassword)
+	Timeout  int32  // negotiated timeout in milliseconds, as on the wire
+}
+
+// TimeoutDuration is Timeout as a time.Duration.
+func (s Session) TimeoutDuration() time.Duration {
+	return time.Duration(s.Timeout) * time.Millisecond
+}
+
+// CheckPassword reports whether p is the session's password, in constant time so a
+// client cannot learn the password a byte at a time from how fast reconnects fail.
+func (s Session) CheckPassword(p []byte) bool {
+	return subtle.ConstantTimeCompare(s.Password, p) == 1
+}
+
+// NegotiateTimeout clamps a client's requested session timeout (ms) into [min, max]
+// the way ZooKeeperServer.processConnectRequest does: min is applied first, then max,
+// so max wins if the two are misconfigured.
+func NegotiateTimeout(requested, min, max int32) int32 {
+	t := requested
+	if t < min {
+		t = min
+	}
+	if t > max {
+		t = max
+	}
+	return t
+}

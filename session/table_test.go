@@ -1,0 +1,157 @@
+package session
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"hash/crc32"
+	"io"
+	"reflect"
+	"testing"
+	"testing/iotest"
+)
+
+func sampleTable() *Table {
+	t := NewTable()
+	t.Add(Session{ID: 0x0200000000000002, Password: NewPassword(0x0200000000000002, SuperSecret), Timeout: 30000})
+	t.Add(Session{ID: -0x100000000000000, Password: []byte{}, Timeout: 4000})
+	t.Add(Session{ID: 0x0100000000000001, Password: nil, Timeout: 40000})
+	t.Add(Session{ID: 7, Password: []byte("pw"), Timeout: 1})
+	return t
+}
+
+func TestTable(t *testing.T) {
+	tab := NewTable()
+	pw := []byte("0123456789abcdef")
+	if !tab.Add(Session{ID: 5, Password: pw, Timeout: 3000}) {
+		t.Fatal("Add of a new id failed")
+	}
+	if tab.Add(Session{ID: 5, Timeout: 1}) {
+		t.Fatal("Add of an existing id succeeded")
+	}
+	pw[0] = 'X' // the table keeps its own copy
+	s, ok := tab.Get(5)
+	if !ok || s.Timeout != 3000 || string(s.Password) != "0123456789abcdef" {
+		t.Fatalf("Get = %+v, %v", s, ok)
+	}
+	if !s.CheckPassword([]byte("0123456789abcdef")) || s.CheckPassword(pw) || s.CheckPassword(nil) {
+		t.Fatal("CheckPassword")
+	}
+	if s.TimeoutDuration().Milliseconds() != 3000 {
+		t.Fatal("TimeoutDuration")
+	}
+	tab.Add(Session{ID: -3})
+	tab.Add(Session{ID: 1})
+	var ids []int64
+	for _, s := range tab.All() {
+		ids = append(ids, s.ID)
+	}
+	if !reflect.DeepEqual(ids, []int64{-3, 1, 5}) || tab.Len() != 3 {
+		t.Fatalf("All ids = %v, Len = %d", ids, tab.Len())
+	}
+	if s, ok := tab.Remove(5); !ok || s.ID != 5 {
+		t.Fatalf("Remove = %+v, %v", s, ok)
+	}
+	if _, ok := tab.Remove(5); ok {
+		t.Fatal("second Remove succeeded")
+	}
+	if _, ok := tab.Get(5); ok || tab.Len() != 2 {
+		t.Fatal("removed session still there")
+	}
+	if got := NewTable().All(); got == nil || len(got) != 0 {
+		t.Fatalf("empty All = %#v", got)
+	}
+}
+
+func TestTableSnapshotRoundTrip(t *testing.T) {
+	for name, tab := range map[string]*Table{"empty": NewTable(), "sample": sampleTable()} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tab.Encode(&buf); err != nil {
+				t.Fatal(err)
+			}
+			enc := bytes.Clone(buf.Bytes())
+			// A snapshot may be one section of a stream: DecodeTable reads only its own bytes.
+			buf.WriteString("next section")
+			got, err := DecodeTable(iotest.OneByteReader(&buf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.All(), tab.All()) {
+				t.Fatalf("decoded %+v\nwant    %+v", got.All(), tab.All())
+			}
+			if rest, _ := io.ReadAll(&buf); string(rest) != "next section" {
+				t.Fatalf("DecodeTable read into the next section: %q left", rest)
+			}
+			// Deterministic: encoding the decoded table gives the same bytes.
+			var again bytes.Buffer
+			if err := got.Encode(&again); err != nil || !bytes.Equal(again.Bytes(), enc) {
+				t.Fatalf("re-encoding differs: %v", err)
+			}
+		})
+	}
+}
+
+// The format is fixed: this is version 1 of one small table, byte for byte.
+func TestTableSnapshotFormat(t *testing.T) {
+	tab := NewTable()
+	tab.Add(Session{ID: 0x0102030405060708, Password: []byte{0xaa, 0xbb}, Timeout: 30000})
+	tab.Add(Session{ID: 1, Timeout: 4000})
+	var buf bytes.Buffer
+	if err := tab.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	const want = "5a4b7374" + "00000001" + "00000002" +
+		"0000000000000001" + "00000fa0" + "ffffffff" +
+		"0102030405060708" + "00007530" + "00000002" + "aabb"
+	got := hex.EncodeToString(buf.Bytes())
+	if got[:len(got)-8] != want {
+		t.Fatalf("snapshot\n got %s\nwant %s<crc>", got, want)
+	}
+}
+
+func TestTableSnapshotCorrupt(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sampleTable().Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	for i := 0; i < len(good); i++ {
+		if _, err := DecodeTable(bytes.NewReader(good[:i])); !errors.Is(err, ErrSnapshot) {
+			t.Fatalf("cut at %d: %v, want ErrSnapshot", i, err)
+		}
+	}
+	for i := 0; i < len(good); i++ {
+		bad := bytes.Clone(good)
+		bad[i] ^= 0x40
+		if _, err := DecodeTable(bytes.NewReader(bad)); !errors.Is(err, ErrSnapshot) {
+			t.Fatalf("bit flip at %d: %v, want ErrSnapshot", i, err)
+		}
+	}
+	// A huge count or password length fails on the bytes that are there, without
+	// allocating what it claims.
+	huge := append([]byte("ZKst\x00\x00\x00\x01\xff\xff\xff\xff"), make([]byte, 12)...)
+	huge = append(huge, 0x7f, 0xff, 0xff, 0xff)
+	if _, err := DecodeTable(bytes.NewReader(huge)); !errors.Is(err, ErrSnapshot) {
+		t.Fatalf("huge password: %v", err)
+	}
+	// Unsorted or duplicate ids are refused even with a valid checksum.
+	dup := NewTable()
+	dup.byID[1] = Session{ID: 1}
+	var dbuf bytes.Buffer
+	if err := dup.Encode(&dbuf); err != nil {
+		t.Fatal(err)
+	}
+	raw := dbuf.Bytes()
+	body := append(bytes.Clone(raw[:len(raw)-4]), raw[12:len(raw)-4]...) // the entry twice
+	body[11] = 2
+	body = append(body, crcOf(body)...)
+	if _, err := DecodeTable(bytes.NewReader(body)); !errors.Is(err, ErrSnapshot) {
+		t.Fatalf("duplicate ids: %v", err)
+	}
+}
+
+func crcOf(b []byte) []byte {
+	return binary.BigEndian.AppendUint32(nil, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
