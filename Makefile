@@ -1,0 +1,57 @@
+# Targets mirror CI: .ci/run calls `make test`.
+GO       ?= go
+BIN      := bin
+PKGS     := ./...
+TIMEOUT  ?= 15m
+
+.PHONY: all build run test deps unit fuzz lint vet fmt verify verify-jute verify-layers bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/zkraft ./cmd/zkraft
+	$(GO) build -o $(BIN)/zkbench ./cmd/zkbench
+
+# Start a standalone server on port 2181 with data in ./data.
+run: build
+	./$(BIN)/zkraft start --client-port 2181 --data-dir ./data --4lw-whitelist '*'
+
+# Install what the tests drive zkraft with (Debian packages): ZooKeeper 3.8 (reference
+# server and zkCli.sh), kazoo, Curator, a JDK.
+deps:
+	./.ci/deps
+
+# The whole suite: formatting, vet, layering, generated code, unit, fuzz seeds, and the
+# real-client and differential tests.
+test: deps verify
+	ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -race -timeout $(TIMEOUT) $(PKGS)
+
+unit:
+	$(GO) test -race -timeout $(TIMEOUT) ./jute/... ./datatree/... ./session/... ./watch/... ./quorum/...
+
+fuzz:
+	$(GO) test ./jute/ -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 60s
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+verify: verify-fmt vet verify-jute verify-layers
+
+verify-fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+verify-jute:
+	cd jute && $(GO) run ./internal/gen -in zookeeper.jute -out /tmp/zkraft-records_gen.go && cmp /tmp/zkraft-records_gen.go records_gen.go
+
+verify-layers:
+	./.ci/verify-layers
+
+# zkraft vs Apache ZooKeeper 3.8, same machine, same run.
+bench: deps build
+	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64 --duration 5s
+
+clean:
+	rm -rf $(BIN)

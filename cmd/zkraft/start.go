@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+func newStartCommand() *cobra.Command {
+	var (
+		configPath string
+		logLevel   string
+		flagCfg    = server.DefaultConfig()
+	)
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Start a server (standalone) with data in --data-dir",
+		Long: "Start a zkraft server. Settings come from ZooKeeper's zoo.cfg (--config), then flags,\n" +
+			"which override the file. Unsupported zoo.cfg keys are named in a warning.",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %v", err)
+			}
+			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			cfg := server.DefaultConfig()
+			if configPath != "" {
+				f, err := os.Open(configPath)
+				if err != nil {
+					return err
+				}
+				warnings, err := parseZooCfg(f, &cfg)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %v", configPath, err)
+				}
+				for _, w := range warnings {
+					log.Warn("config: " + w)
+				}
+			}
+			applyFlags(cmd, &cfg, &flagCfg)
+			srv, err := server.New(cfg, log)
+			if err != nil {
+				return fmt.Errorf("config: %v", err)
+			}
+			if err := srv.Start(); err != nil {
+				return err
+			}
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+			s := <-sig
+			log.Info("shutting down", "signal", s.String())
+			return srv.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configPath, "config", "", "ZooKeeper zoo.cfg to read")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.IntVar(&flagCfg.ClientPort, "client-port", flagCfg.ClientPort, "client port (clientPort)")
+	f.StringVar(&flagCfg.ClientPortAddress, "client-address", "", "address to listen on (clientPortAddress)")
+	f.StringVar(&flagCfg.DataDir, "data-dir", flagCfg.DataDir, "data directory (dataDir)")
+	f.DurationVar(&flagCfg.TickTime, "tick-time", flagCfg.TickTime, "tick time (tickTime)")
+	f.IntVar(&flagCfg.MaxClientCnxns, "max-client-cnxns", flagCfg.MaxClientCnxns, "connections per client IP (maxClientCnxns)")
+	f.StringSliceVar(&flagCfg.FourLetterWhitelist, "4lw-whitelist", flagCfg.FourLetterWhitelist, "four-letter words allowed (4lw.commands.whitelist)")
+	return cmd
+}
+
+// applyFlags copies the flags the user set over cfg.
+func applyFlags(cmd *cobra.Command, cfg, flags *server.Config) {
+	set := func(name string, apply func()) {
+		if cmd.Flags().Changed(name) {
+			apply()
+		}
+	}
+	set("client-port", func() { cfg.ClientPort = flags.ClientPort })
+	set("client-address", func() { cfg.ClientPortAddress = flags.ClientPortAddress })
+	set("data-dir", func() { cfg.DataDir = flags.DataDir })
+	set("tick-time", func() { cfg.TickTime = flags.TickTime })
+	set("max-client-cnxns", func() { cfg.MaxClientCnxns = flags.MaxClientCnxns })
+	set("4lw-whitelist", func() { cfg.FourLetterWhitelist = flags.FourLetterWhitelist })
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+// zooCfgKeys applies each supported zoo.cfg key to a server.Config. A key that is not
+// here is reported as unsupported; a bad value is an error naming the key.
+var zooCfgKeys = map[string]func(c *server.Config, v string) error{
+	"clientPort":        intKey(func(c *server.Config, n int) { c.ClientPort = n }),
+	"clientPortAddress": func(c *server.Config, v string) error { c.ClientPortAddress = v; return nil },
+	"dataDir":           func(c *server.Config, v string) error { c.DataDir = v; return nil },
+	"dataLogDir":        func(c *server.Config, v string) error { c.DataLogDir = v; return nil },
+	"tickTime":          msKey(func(c *server.Config, d time.Duration) { c.TickTime = d }),
+	"minSessionTimeout": msKey(func(c *server.Config, d time.Duration) { c.MinSessionTimeout = d }),
+	"maxSessionTimeout": msKey(func(c *server.Config, d time.Duration) { c.MaxSessionTimeout = d }),
+	"maxClientCnxns":    intKey(func(c *server.Config, n int) { c.MaxClientCnxns = n }),
+	"4lw.commands.whitelist": func(c *server.Config, v string) error {
+		c.FourLetterWhitelist = nil
+		for _, w := range strings.Split(v, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				c.FourLetterWhitelist = append(c.FourLetterWhitelist, w)
+			}
+		}
+		return nil
+	},
+	"extendedTypesEnabled":                               boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
+	"zookeeper.extendedTypesEnabled":                     boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
+	"jute.maxbuffer":                                     intKey(func(c *server.Config, n int) { c.MaxBuffer = n }),
+	"znode.container.checkIntervalMs":                    msKey(func(c *server.Config, d time.Duration) { c.ContainerCheckInterval = d }),
+	"snapCount":                                          intKey(func(c *server.Config, n int) { c.SnapCount = uint64(n) }),
+	"autopurge.snapRetainCount":                          intKey(func(c *server.Config, n int) { c.SnapRetainCount = n }),
+	"DigestAuthenticationProvider.superDigest":           func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
+	"zookeeper.DigestAuthenticationProvider.superDigest": func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
+}
+
+// ignoredKeys are accepted without effect in standalone mode; a warning says so.
+var ignoredKeys = map[string]string{
+	"initLimit":                 "used by clusters only",
+	"syncLimit":                 "used by clusters only",
+	"autopurge.purgeInterval":   "zkraft compacts its log behind snapshots on its own",
+	"admin.enableServer":        "zkraft has no admin server yet",
+	"admin.serverPort":          "zkraft has no admin server yet",
+	"standaloneEnabled":         "zkraft always runs standalone when no servers are listed",
+	"reconfigEnabled":           "reconfig is answered as a standalone ZooKeeper does",
+	"preAllocSize":              "not needed by zkraft's log",
+	"metricsProvider.className": "zkraft has no metrics endpoint yet",
+}
+
+func intKey(set func(*server.Config, int)) func(*server.Config, string) error {
+	return func(c *server.Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", v)
+		}
+		set(c, n)
+		return nil
+	}
+}
+
+func msKey(set func(*server.Config, time.Duration)) func(*server.Config, string) error {
+	return intKey(func(c *server.Config, n int) { set(c, time.Duration(n)*time.Millisecond) })
+}
+
+func boolKey(set func(*server.Config, bool)) func(*server.Config, string) error {
+	return func(c *server.Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("not a boolean: %q", v)
+		}
+		set(c, b)
+		return nil
+	}
+}
+
+// parseZooCfg applies a zoo.cfg (Java properties: key=value, # comments) to cfg and
+// returns a warning for every key it does not support.
+func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error) {
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || s[0] == '#' || s[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(s, "=:")
+		if i < 0 {
+			return warnings, fmt.Errorf("line %d: %q is not key=value", line, s)
+		}
+		key, val := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
+		if set, ok := zooCfgKeys[key]; ok {
+			if err := set(cfg, val); err != nil {
+				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
+			}
+			continue
+		}
+		if why, ok := ignoredKeys[key]; ok {
+			warnings = append(warnings, fmt.Sprintf("%s is ignored: %s", key, why))
+			continue
+		}
+		if strings.HasPrefix(key, "server.") {
+			warnings = append(warnings, fmt.Sprintf("%s is ignored: this version of zkraft runs standalone only", key))
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("%s is not supported by zkraft and is ignored", key))
+	}
+	return warnings, sc.Err()
+}

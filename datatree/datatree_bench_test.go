@@ -1,0 +1,51 @@
+package datatree
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+func BenchmarkCreateSequential(b *testing.B) {
+	tr := New(Options{ExtendedTypes: true})
+	tr.Apply(Txn{Zxid: 1}, jute.OpCreate, &jute.CreateRequest{Path: "/q", Acl: world})
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		tr.Apply(Txn{Zxid: int64(i + 2)}, jute.OpCreate, &jute.CreateRequest{Path: "/q/n", Data: []byte("x"), Acl: world, Flags: jute.FlagPersistentSequential})
+	}
+}
+
+func BenchmarkCreateRandomNames(b *testing.B) {
+	tr := New(Options{ExtendedTypes: true})
+	tr.Apply(Txn{Zxid: 1}, jute.OpCreate, &jute.CreateRequest{Path: "/r", Acl: world})
+	x := uint64(1)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		tr.Apply(Txn{Zxid: int64(i + 2)}, jute.OpCreate, &jute.CreateRequest{Path: "/r/" + strconv.FormatUint(x>>20, 36), Acl: world})
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	tr := New(Options{ExtendedTypes: true})
+	paths := []string{}
+	zxid := int64(0)
+	for _, d := range []string{"/a", "/a/b", "/a/b/c"} {
+		zxid++
+		tr.Apply(Txn{Zxid: zxid}, jute.OpCreate, &jute.CreateRequest{Path: d, Acl: world})
+	}
+	for i := 0; i < 10000; i++ {
+		zxid++
+		p := "/a/b/c/" + strconv.Itoa(i)
+		tr.Apply(Txn{Zxid: zxid}, jute.OpCreate, &jute.CreateRequest{Path: p, Data: []byte("v"), Acl: world})
+		paths = append(paths, p)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, code := tr.Get(paths[i%len(paths)]); code != jute.OK {
+			b.Fatal(code)
+		}
+	}
+}

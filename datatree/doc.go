@@ -1,0 +1,22 @@
+// Package datatree owns the znode tree and ZooKeeper's rules for it: paths, stats, node
+// kinds (persistent, ephemeral, sequential, container, TTL, with ZooKeeper's
+// ephemeralOwner bit layout), ACL checks, applying one write to the tree with the result
+// and error code Apache ZooKeeper 3.8 would give (its PrepRequestProcessor checks, in
+// their order, and its DataTree changes), the watch events a change causes, the cleanup
+// candidates the leader proposes, a digest to compare replicas, and the snapshot
+// encoding of the tree.
+//
+// It is a pure, deterministic, single-writer library. It must not know about sockets,
+// Raft, sessions' liveness, goroutines, locks or the wall clock: the caller serialises
+// access (one writer, or readers under the FSM's lock), and every time value comes in a
+// Txn that the leader stamped. Nothing that reaches a result, an event list, a snapshot
+// or the digest depends on map iteration order or randomness. It imports only jute and
+// the standard library, and it fires no watches: Apply returns the events and the watch
+// layer decides who hears them.
+//
+// Memory is laid out for millions of znodes: a node stores its own name (not its full
+// path), no child container until it has children, ACL lists are interned in a
+// reference-counted cache (ZooKeeper's ReferenceCountedACLCache) and children are kept
+// sorted in chunks so a node with 100k children inserts, deletes and looks up in
+// logarithmic time plus a bounded copy.
+package datatree

@@ -1,0 +1,265 @@
+package datatree
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"strings"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Snapshot format, version 1. All integers big-endian.
+//
+//	magic      8 bytes "ZKRDTREE"
+//	version    uint32 (1)
+//	acls       uint32 count, then per list: uint32 count, then per entry
+//	           int32 perms, string scheme, string id
+//	nodes      uint64 count, then per node in pre-order, children in name order:
+//	           string path, buffer data (int32 length, -1 = null), stored stat
+//	           (czxid, mzxid, ctime, mtime, pzxid, ephemeralOwner int64;
+//	           version, cversion, aversion int32), uint32 index into acls
+//	checksum   uint32 CRC-32C (Castagnoli) of every byte before it
+//
+// Strings are int32-length-prefixed UTF-8. ACL lists are numbered by first use in the
+// node order, so the encoding depends only on the tree's content. The stored cversion
+// (the sequential counter), ephemeral owners and TTLs are all in the stat.
+const (
+	snapshotMagic   = "ZKRDTREE"
+	snapshotVersion = 1
+	maxSnapshotItem = 1 << 30 // no single string or buffer is larger
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrSnapshotCorrupt is returned by ReadSnapshot for a bad checksum or an encoding that
+// does not describe a tree.
+var ErrSnapshotCorrupt = errors.New("datatree: snapshot corrupt")
+
+// WriteSnapshot writes the whole tree in the format above. It only reads the tree.
+func (t *Tree) WriteSnapshot(w io.Writer) error {
+	// Number ACL lists by first use in node order.
+	order := map[aclRef]uint32{}
+	var lists []aclRef
+	t.walk(func(_ string, n *node) {
+		if _, ok := order[n.acl]; !ok {
+			order[n.acl] = uint32(len(lists))
+			lists = append(lists, n.acl)
+		}
+	})
+
+	bw := bufio.NewWriterSize(w, 1<<16)
+	crc := crc32.New(crcTable)
+	out := io.MultiWriter(bw, crc)
+	e := jute.Encoder{}
+	flush := func() error {
+		_, err := out.Write(e.Buf)
+		e.Buf = e.Buf[:0]
+		return err
+	}
+
+	e.Buf = append(e.Buf, snapshotMagic...)
+	e.Int(snapshotVersion)
+	e.Int(int32(len(lists)))
+	for _, r := range lists {
+		acl := t.acls.get(r)
+		e.Int(int32(len(acl)))
+		for i := range acl {
+			acl[i].Encode(&e)
+		}
+	}
+	e.Long(int64(t.nodes))
+	if err := flush(); err != nil {
+		return err
+	}
+	var err error
+	t.walk(func(path string, n *node) {
+		if err != nil {
+			return
+		}
+		e.String(path)
+		e.Buffer(n.data)
+		encodeStat(&e, &n.stat)
+		e.Int(int32(order[n.acl]))
+		if len(e.Buf) >= 1<<15 {
+			err = flush()
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
+	if _, err := bw.Write(sum[:]); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// snapReader reads the snapshot and checksums what it reads.
+type snapReader struct {
+	r   *bufio.Reader
+	crc hash.Hash32
+	err error
+}
+
+func (s *snapReader) read(n int) []byte {
+	if s.err != nil {
+		return nil
+	}
+	// Grow as bytes arrive, so a corrupt length cannot allocate more than the input has.
+	buf := make([]byte, 0, min(n, 1<<16))
+	for len(buf) < n {
+		chunk := min(n-len(buf), 1<<20)
+		start := len(buf)
+		buf = append(buf, make([]byte, chunk)...)
+		if _, err := io.ReadFull(s.r, buf[start:]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			s.err = err
+			return nil
+		}
+	}
+	s.crc.Write(buf)
+	return buf
+}
+
+func (s *snapReader) u32() uint32 {
+	b := s.read(4)
+	if b == nil {
+		return 0
+	}
+	return binary.BigEndian.Uint32(b)
+}
+
+func (s *snapReader) i64() int64 {
+	b := s.read(8)
+	if b == nil {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(b))
+}
+
+func (s *snapReader) length(allowNull bool) int {
+	n := int32(s.u32())
+	if s.err != nil {
+		return -1
+	}
+	if n < -1 || (n == -1 && !allowNull) || n > maxSnapshotItem {
+		s.err = fmt.Errorf("%w: length %d", ErrSnapshotCorrupt, n)
+		return -1
+	}
+	return int(n)
+}
+
+func (s *snapReader) str() string {
+	n := s.length(false)
+	if n <= 0 {
+		return ""
+	}
+	return string(s.read(n))
+}
+
+func (s *snapReader) buffer() []byte {
+	n := s.length(true)
+	if n < 0 {
+		return nil
+	}
+	return s.read(n)
+}
+
+func (s *snapReader) corrupt(format string, args ...any) {
+	if s.err == nil {
+		s.err = fmt.Errorf("%w: "+format, append([]any{ErrSnapshotCorrupt}, args...)...)
+	}
+}
+
+// ReadSnapshot reads a tree written by WriteSnapshot, verifying the magic, the
+// version, the structure and the checksum, and returns a fresh tree.
+func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
+	s := &snapReader{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(crcTable)}
+	if string(s.read(len(snapshotMagic))) != snapshotMagic {
+		s.corrupt("bad magic")
+		return nil, s.err
+	}
+	if v := s.u32(); s.err == nil && v != snapshotVersion {
+		return nil, fmt.Errorf("datatree: snapshot version %d, want %d", v, snapshotVersion)
+	}
+	nacl := s.length(false)
+	var lists [][]jute.ACL
+	for i := 0; i < nacl && s.err == nil; i++ {
+		k := s.length(false)
+		acl := make([]jute.ACL, 0, min(k, 64))
+		for j := 0; j < k && s.err == nil; j++ {
+			perms := int32(s.u32())
+			scheme := s.str()
+			id := s.str()
+			acl = append(acl, jute.ACL{Perms: perms, Id: jute.Id{Scheme: scheme, Id: id}})
+		}
+		lists = append(lists, acl)
+	}
+	count := s.i64()
+	if s.err == nil && count < 1 {
+		s.corrupt("node count %d", count)
+	}
+	t := newEmpty(opts)
+	for i := int64(0); i < count && s.err == nil; i++ {
+		path := s.str()
+		n := &node{data: s.buffer()}
+		st := &n.stat
+		st.Czxid, st.Mzxid, st.Ctime, st.Mtime = s.i64(), s.i64(), s.i64(), s.i64()
+		st.Pzxid, st.EphemeralOwner = s.i64(), s.i64()
+		st.Version, st.Cversion, st.Aversion = int32(s.u32()), int32(s.u32()), int32(s.u32())
+		ai := s.u32()
+		if s.err != nil {
+			break
+		}
+		if int(ai) >= len(lists) {
+			s.corrupt("acl index %d of %d", ai, len(lists))
+			break
+		}
+		n.acl = t.acls.acquire(lists[ai])
+		if i == 0 {
+			if path != "/" {
+				s.corrupt("first node %q", path)
+				break
+			}
+			t.root = n
+			t.nodes = 1
+			continue
+		}
+		parentPath, name, ok := splitParent(path)
+		if !ok || !validPath(path) || path == "/" {
+			s.corrupt("bad path %q", path)
+			break
+		}
+		parent := t.lookup(parentPath)
+		if parent == nil || parent.child(name) != nil {
+			s.corrupt("node %q out of order", path)
+			break
+		}
+		n.name = strings.Clone(name) // do not pin the whole path
+		t.link(parent, path, n)
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	want := s.crc.Sum32()
+	var sum [4]byte
+	if _, err := io.ReadFull(s.r, sum[:]); err != nil {
+		return nil, fmt.Errorf("%w: checksum missing", ErrSnapshotCorrupt)
+	}
+	if got := binary.BigEndian.Uint32(sum[:]); got != want {
+		return nil, fmt.Errorf("%w: checksum %08x, computed %08x", ErrSnapshotCorrupt, got, want)
+	}
+	t.dataSize = t.computeDataSize()
+	return t, nil
+}

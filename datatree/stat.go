@@ -1,0 +1,84 @@
+package datatree
+
+import "github.com/zkraft/zkraft/jute"
+
+// storedStat is ZooKeeper's StatPersisted: what the tree keeps per node. Cversion here
+// is the count of child creations (the sequential counter), not what clients see.
+type storedStat struct {
+	Czxid          int64
+	Mzxid          int64
+	Ctime          int64
+	Mtime          int64
+	Pzxid          int64
+	EphemeralOwner int64
+	Version        int32
+	Cversion       int32
+	Aversion       int32
+}
+
+// ephemeralOwner bit layout (EphemeralType.java).
+const (
+	containerOwner   int64 = -0x8000000000000000 // 0x8000000000000000, Long.MIN_VALUE
+	extendedMask     int64 = -0x0100000000000000 // 0xFF00000000000000
+	reservedBitsMask int64 = 0x00ffff0000000000
+	// MaxTTL is the largest TTL in milliseconds (EphemeralType.TTL.maxValue(), about 34 years).
+	MaxTTL int64 = ^(extendedMask | reservedBitsMask) // 0x000000FFFFFFFFFF
+)
+
+// kind is EphemeralType.
+type kind uint8
+
+const (
+	kindVoid      kind = iota // persistent (owner 0)
+	kindEphemeral             // NORMAL: owned by a session
+	kindContainer
+	kindTTL
+)
+
+// kindOf classifies an ephemeralOwner as EphemeralType.get does: the TTL layout is only
+// recognised when extended types are enabled; otherwise such an owner is a session.
+func kindOf(owner int64, extended bool) kind {
+	if extended && owner&extendedMask == extendedMask {
+		// Reserved feature bits other than 0 (TTL) are invalid; ZooKeeper throws. They
+		// cannot be created through Apply, so treat them as TTL-shaped values.
+		return kindTTL
+	}
+	switch owner {
+	case containerOwner:
+		return kindContainer
+	case 0:
+		return kindVoid
+	}
+	return kindEphemeral
+}
+
+func ttlOwner(ttl int64) int64 { return extendedMask | ttl }
+
+func ttlOf(owner int64) int64 { return owner &^ (extendedMask | reservedBitsMask) }
+
+func (t *Tree) kind(n *node) kind { return kindOf(n.stat.EphemeralOwner, t.opts.ExtendedTypes) }
+
+// clientStat is DataNode.copyStat: cversion becomes the count of child changes
+// (every create but the children still present had a delete) and the owner of a
+// container or TTL node reads as 0.
+func (t *Tree) clientStat(n *node) jute.Stat {
+	s := &n.stat
+	nc := n.numChildren()
+	owner := s.EphemeralOwner
+	if t.kind(n) != kindEphemeral {
+		owner = 0
+	}
+	return jute.Stat{
+		Czxid:          s.Czxid,
+		Mzxid:          s.Mzxid,
+		Ctime:          s.Ctime,
+		Mtime:          s.Mtime,
+		Version:        s.Version,
+		Cversion:       s.Cversion*2 - nc,
+		Aversion:       s.Aversion,
+		EphemeralOwner: owner,
+		DataLength:     int32(len(n.data)),
+		NumChildren:    nc,
+		Pzxid:          s.Pzxid,
+	}
+}

@@ -1,0 +1,258 @@
+package datatree
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Txn is the context of one replicated write: all of it comes from the log entry.
+type Txn struct {
+	Zxid   int64
+	Time   int64 // ms since the epoch, stamped by the leader; ctime, mtime and TTLs use it
+	Caller Caller
+}
+
+// Options are the tree's settings; every replica must use the same ones.
+type Options struct {
+	// ExtendedTypes allows TTL nodes (zookeeper.extendedTypesEnabled). Without it
+	// createTTL answers Unimplemented, as ZooKeeper does. zkraft's default is true.
+	ExtendedTypes bool
+	// ContainerMaxNeverUsed, if > 0, makes a container that never had a child a cleanup
+	// candidate once its mtime is that many ms old
+	// (znode.container.maxNeverUsedIntervalMs; ZooKeeper's default 0 keeps it forever).
+	ContainerMaxNeverUsed int64
+}
+
+// Event is what a change does, for the watch layer; the tree fires nothing itself.
+type Event struct {
+	Type int32  // jute.EventNodeCreated, EventNodeDeleted, EventNodeDataChanged, EventNodeChildrenChanged
+	Path string // for EventNodeChildrenChanged, the parent
+}
+
+// Tree is the znode tree. It is not safe for concurrent use: one writer, or readers
+// that the caller keeps apart from the writer.
+type Tree struct {
+	opts       Options
+	root       *node
+	acls       *aclCache
+	nodes      int   // real nodes, root included
+	dataSize   int64 // approximateDataSize, kept up to date
+	ephemerals map[int64]map[string]struct{}
+	containers map[string]struct{}
+	ttls       map[string]struct{}
+	undo       []func() // non-nil while a multi runs: how to take back each change
+}
+
+// The ACLs ZooKeeper gives its own nodes (ZooDefs.Ids).
+var (
+	openACL = []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "world", Id: "anyone"}}}
+	readACL = []jute.ACL{{Perms: jute.PermRead, Id: jute.Id{Scheme: "world", Id: "anyone"}}}
+)
+
+func newEmpty(opts Options) *Tree {
+	return &Tree{
+		opts:       opts,
+		acls:       newACLCache(),
+		ephemerals: map[int64]map[string]struct{}{},
+		containers: map[string]struct{}{},
+		ttls:       map[string]struct{}{},
+	}
+}
+
+// New returns the tree a fresh ZooKeeper 3.8 standalone server has: "/", "/zookeeper",
+// "/zookeeper/quota" and "/zookeeper/config", all with zero stats and empty (not null)
+// data. They are added without counting creations, so clients see cversion -1 on "/"
+// and -2 on "/zookeeper"; "/zookeeper/config" is world:anyone READ with aversion -1
+// (DataTree.addConfigNode sets its ACL with version -1). Checked against a real 3.8.0.
+func New(opts Options) *Tree {
+	t := newEmpty(opts)
+	t.root = &node{data: []byte{}, acl: t.acls.acquire(openACL)}
+	t.nodes = 1
+	zk := t.attach(t.root, "zookeeper", []byte{}, openACL, storedStat{})
+	t.attach(zk, "quota", []byte{}, openACL, storedStat{})
+	t.attach(zk, "config", []byte{}, readACL, storedStat{Aversion: -1})
+	t.dataSize = t.computeDataSize()
+	return t
+}
+
+func (t *Tree) attach(parent *node, name string, data []byte, acl []jute.ACL, st storedStat) *node {
+	n := &node{name: name, data: data, acl: t.acls.acquire(acl), stat: st}
+	parent.addChild(n)
+	t.nodes++
+	return n
+}
+
+// lookup finds the node at path exactly as ZooKeeper's node map would: "" is an alias
+// of the root, and a path with an empty name ("/a//b", "/a/") names nothing.
+func (t *Tree) lookup(path string) *node {
+	if path == "" || path == "/" {
+		return t.root
+	}
+	if path[0] != '/' {
+		return nil
+	}
+	n := t.root
+	rest := path[1:]
+	for n != nil {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			if rest == "" {
+				return nil
+			}
+			return n.child(rest)
+		}
+		if i == 0 {
+			return nil
+		}
+		n = n.child(rest[:i])
+		rest = rest[i+1:]
+	}
+	return nil
+}
+
+// Get returns the data and client stat of path. The data is shared: do not modify it.
+func (t *Tree) Get(path string) ([]byte, jute.Stat, jute.Code) {
+	n := t.lookup(path)
+	if n == nil {
+		return nil, jute.Stat{}, jute.ErrNoNode
+	}
+	return n.data, t.clientStat(n), jute.OK
+}
+
+// Stat returns the client stat of path.
+func (t *Tree) Stat(path string) (jute.Stat, jute.Code) {
+	n := t.lookup(path)
+	if n == nil {
+		return jute.Stat{}, jute.ErrNoNode
+	}
+	return t.clientStat(n), jute.OK
+}
+
+// Children returns the names of path's children, sorted, and its client stat.
+// (ZooKeeper answers in hash order; sorted is one of the orders it may give.)
+func (t *Tree) Children(path string) ([]string, jute.Stat, jute.Code) {
+	n := t.lookup(path)
+	if n == nil {
+		return nil, jute.Stat{}, jute.ErrNoNode
+	}
+	names := make([]string, 0, n.kids.len())
+	n.kids.each(func(c *node) bool {
+		names = append(names, c.name)
+		return true
+	})
+	return names, t.clientStat(n), jute.OK
+}
+
+// ACL returns a copy of path's ACL list and its client stat.
+func (t *Tree) ACL(path string) ([]jute.ACL, jute.Stat, jute.Code) {
+	n := t.lookup(path)
+	if n == nil {
+		return nil, jute.Stat{}, jute.ErrNoNode
+	}
+	return append([]jute.ACL(nil), t.acls.get(n.acl)...), t.clientStat(n), jute.OK
+}
+
+// CheckACL is ZooKeeper's permission check of perm (a mask: any bit suffices) on path
+// for c. NoNode if path does not exist.
+func (t *Tree) CheckACL(path string, perm int32, c Caller) jute.Code {
+	n := t.lookup(path)
+	if n == nil {
+		return jute.ErrNoNode
+	}
+	return checkACL(t.acls.get(n.acl), perm, c)
+}
+
+// CountDescendants is getAllChildrenNumber: every node below path. ZooKeeper counts
+// map keys, so "/" gives all nodes but the root, and "" (the root's alias, whose
+// prefix "/" every key has) gives all nodes including it.
+func (t *Tree) CountDescendants(path string) (int32, jute.Code) {
+	n := t.lookup(path)
+	if n == nil {
+		return 0, jute.ErrNoNode
+	}
+	if n == t.root {
+		if path == "" {
+			return int32(t.nodes), jute.OK
+		}
+		return int32(t.nodes - 1), jute.OK
+	}
+	return int32(countBelow(n)), jute.OK
+}
+
+func countBelow(n *node) int {
+	total := 0
+	n.kids.each(func(c *node) bool {
+		total += 1 + countBelow(c)
+		return true
+	})
+	return total
+}
+
+// NodeCount is DataTree.getNodeCount, ZooKeeper's zk_znode_count: the size of its node
+// map, where the root is there twice ("" and "/"). A fresh tree counts 5.
+func (t *Tree) NodeCount() int { return t.nodes + 1 }
+
+// ApproximateDataSize is DataTree.approximateDataSize: over every key of ZooKeeper's
+// node map (so the root twice, as "" and "/"), path length in UTF-16 units plus data
+// length. A fresh tree gives 44.
+func (t *Tree) ApproximateDataSize() int64 { return t.dataSize }
+
+func (t *Tree) computeDataSize() int64 {
+	size := int64(len(t.root.data)) // the "" alias
+	t.walk(func(path string, n *node) {
+		size += javaLen(path) + int64(len(n.data))
+	})
+	return size
+}
+
+// walk visits every node in pre-order, children in name order.
+func (t *Tree) walk(f func(path string, n *node)) {
+	var visit func(prefix string, n *node)
+	visit = func(path string, n *node) {
+		f(path, n)
+		base := path
+		if base == "/" {
+			base = ""
+		}
+		n.kids.each(func(c *node) bool {
+			visit(base+"/"+c.name, c)
+			return true
+		})
+	}
+	visit("/", t.root)
+}
+
+// Ephemerals is getEphemerals for session: all its ephemeral paths, or those starting
+// with prefix; a prefix that is empty, blank or "/" (after Java's trim) means all.
+func (t *Tree) Ephemerals(session int64, prefix string) []string {
+	all := t.ephemerals[session]
+	trimmed := strings.TrimFunc(prefix, func(r rune) bool { return r <= ' ' })
+	out := make([]string, 0, len(all))
+	for p := range all {
+		if trimmed == "" || trimmed == "/" || strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// EphemeralSessions maps every session that owns ephemerals to its paths, sorted.
+func (t *Tree) EphemeralSessions() map[int64][]string {
+	out := make(map[int64][]string, len(t.ephemerals))
+	for s, set := range t.ephemerals {
+		out[s] = sortedKeys(set)
+	}
+	return out
+}
+
+func sortedKeys(set map[string]struct{}) []string {
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}

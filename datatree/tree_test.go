@@ -1,0 +1,125 @@
+package datatree
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// A fresh ZooKeeper 3.8.0 standalone server (checked with kazoo): "/" cversion -1,
+// "/zookeeper" cversion -2, "/zookeeper/config" READ-only with aversion -1, empty data,
+// zk_znode_count 5, zk_approximate_data_size 44.
+func TestNewMatchesZooKeeper(t *testing.T) {
+	tr := New(Options{ExtendedTypes: true})
+	cases := []struct {
+		path string
+		stat jute.Stat
+		acl  []jute.ACL
+	}{
+		{"/", jute.Stat{Cversion: -1, NumChildren: 1}, world},
+		{"/zookeeper", jute.Stat{Cversion: -2, NumChildren: 2}, world},
+		{"/zookeeper/quota", jute.Stat{}, world},
+		{"/zookeeper/config", jute.Stat{Aversion: -1}, aclOf(jute.PermRead, "world", "anyone")},
+	}
+	for _, c := range cases {
+		data, st, code := tr.Get(c.path)
+		if code != jute.OK || data == nil || len(data) != 0 {
+			t.Errorf("%s: data %v code %v, want empty non-nil", c.path, data, code)
+		}
+		if st != c.stat {
+			t.Errorf("%s: stat %+v, want %+v", c.path, st, c.stat)
+		}
+		acl, _, _ := tr.ACL(c.path)
+		if !reflect.DeepEqual(acl, c.acl) {
+			t.Errorf("%s: acl %v, want %v", c.path, acl, c.acl)
+		}
+	}
+	if n := tr.NodeCount(); n != 5 {
+		t.Errorf("NodeCount %d, want 5", n)
+	}
+	if s := tr.ApproximateDataSize(); s != 44 {
+		t.Errorf("ApproximateDataSize %d, want 44", s)
+	}
+	if n, _ := tr.CountDescendants("/"); n != 3 {
+		t.Errorf("CountDescendants(/) %d, want 3", n)
+	}
+	if n, _ := tr.CountDescendants("/zookeeper"); n != 2 {
+		t.Errorf("CountDescendants(/zookeeper) %d, want 2", n)
+	}
+	// ZooKeeper's node map aliases "" to the root.
+	if _, code := tr.Stat(""); code != jute.OK {
+		t.Errorf(`Stat("") = %v, want the root`, code)
+	}
+	for _, p := range []string{"/zookeeper/", "/zookeeper//quota", "zookeeper", "/nope"} {
+		if _, code := tr.Stat(p); code != jute.ErrNoNode {
+			t.Errorf("Stat(%q) = %v, want NoNode", p, code)
+		}
+	}
+}
+
+func TestApproximateDataSizeTracksChanges(t *testing.T) {
+	f := newFixture(t)
+	f.mustCreate("/a", 0) // 2 + 1
+	f.apply(anyone, jute.OpSetData, &jute.SetDataRequest{Path: "/a", Data: []byte("hello"), Version: -1})
+	f.apply(anyone, jute.OpSetData, &jute.SetDataRequest{Path: "/", Data: []byte("xy"), Version: -1})
+	f.mustCreate("/é", 0) // Java length 2, not 3 bytes
+	want := int64(44) + 2 + 5 + 2*2 + 2 + 1
+	if got := f.tree.ApproximateDataSize(); got != want || got != f.tree.computeDataSize() {
+		t.Fatalf("size %d (recomputed %d), want %d", got, f.tree.computeDataSize(), want)
+	}
+	f.apply(anyone, jute.OpDelete, &jute.DeleteRequest{Path: "/a", Version: -1})
+	if got := f.tree.ApproximateDataSize(); got != want-7 {
+		t.Fatalf("after delete %d, want %d", got, want-7)
+	}
+}
+
+func TestValidatePath(t *testing.T) {
+	// PathUtils.validatePath.
+	good := []string{"/", "/a", "/a/b", "/a.b", "/...", "/a/..b", "/.a", "/é", "/a b"}
+	bad := []string{"", "a", "/a/", "//", "/a//b", "/.", "/..", "/a/.", "/a/../b", "/a\x00",
+		"/a\x01", "/a\x7f", "/a\u0085", "/a\ue000", "/a\ufff0", "/a\U0001F600", "/a\xff"}
+	for _, p := range good {
+		if ValidatePath(p) != jute.OK {
+			t.Errorf("ValidatePath(%q) refused", p)
+		}
+	}
+	for _, p := range bad {
+		if ValidatePath(p) != jute.ErrBadArguments {
+			t.Errorf("ValidatePath(%q) accepted", p)
+		}
+	}
+}
+
+func TestChildrenSortedAcrossChunks(t *testing.T) {
+	c := &children{}
+	names := map[string]bool{}
+	x := uint32(7)
+	for i := 0; i < 5000; i++ {
+		x = x*1664525 + 1013904223
+		name := string(rune('a'+x%26)) + string(rune('a'+(x>>8)%26)) + string(rune('a'+(x>>16)%26))
+		if names[name] {
+			c.remove(name)
+			delete(names, name)
+			continue
+		}
+		names[name] = true
+		c.add(&node{name: name})
+	}
+	prev := ""
+	count := 0
+	c.each(func(n *node) bool {
+		if n.name <= prev && count > 0 {
+			t.Fatalf("order broken at %q after %q", n.name, prev)
+		}
+		if !names[n.name] || c.get(n.name) != n {
+			t.Fatalf("lookup of %q broken", n.name)
+		}
+		prev = n.name
+		count++
+		return true
+	})
+	if count != len(names) || c.len() != len(names) {
+		t.Fatalf("count %d len %d, want %d", count, c.len(), len(names))
+	}
+}

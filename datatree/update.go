@@ -1,0 +1,77 @@
+package datatree
+
+import "github.com/zkraft/zkraft/jute"
+
+// setDataOp is the setData case of pRequest2Txn then DataTree.setData. Order: path,
+// node exists, WRITE, version.
+func (t *Tree) setDataOp(tx Txn, r *jute.SetDataRequest) (*jute.SetDataResponse, jute.Code, []Event) {
+	if !validPath(r.Path) {
+		return nil, jute.ErrBadArguments, nil
+	}
+	n := t.lookup(r.Path)
+	if n == nil {
+		return nil, jute.ErrNoNode, nil
+	}
+	if code := checkACL(t.acls.get(n.acl), jute.PermWrite, tx.Caller); code != jute.OK {
+		return nil, code, nil
+	}
+	if !versionMatches(n.stat.Version, r.Version) {
+		return nil, jute.ErrBadVersion, nil
+	}
+	st := n.stat
+	st.Version++ // wraps like Java's int
+	st.Mtime = tx.Time
+	st.Mzxid = tx.Zxid
+	t.setStat(n, st)
+	t.setData(n, r.Data)
+	return &jute.SetDataResponse{Stat: t.clientStat(n)}, jute.OK,
+		[]Event{{Type: jute.EventNodeDataChanged, Path: r.Path}}
+}
+
+// setACLOp is the setACL case of pRequest2Txn then DataTree.setACL. Order: path, the
+// new ACL (InvalidACL comes before NoNode), node exists, ADMIN, aversion. No event.
+func (t *Tree) setACLOp(tx Txn, r *jute.SetACLRequest) (*jute.SetACLResponse, jute.Code) {
+	if !validPath(r.Path) {
+		return nil, jute.ErrBadArguments
+	}
+	acl, code := fixupACL(r.Acl, tx.Caller)
+	if code != jute.OK {
+		return nil, code
+	}
+	n := t.lookup(r.Path)
+	if n == nil {
+		return nil, jute.ErrNoNode
+	}
+	if code := checkACL(t.acls.get(n.acl), jute.PermAdmin, tx.Caller); code != jute.OK {
+		return nil, code
+	}
+	if !versionMatches(n.stat.Aversion, r.Version) {
+		return nil, jute.ErrBadVersion
+	}
+	st := n.stat
+	st.Aversion++
+	t.setStat(n, st)
+	old := n.acl
+	n.acl = t.acls.acquire(acl)
+	t.acls.release(old)
+	return &jute.SetACLResponse{Stat: t.clientStat(n)}, jute.OK
+}
+
+// check is the check case of pRequest2Txn: path, node exists, READ, version. It
+// changes nothing.
+func (t *Tree) check(tx Txn, r *jute.CheckVersionRequest) jute.Code {
+	if !validPath(r.Path) {
+		return jute.ErrBadArguments
+	}
+	n := t.lookup(r.Path)
+	if n == nil {
+		return jute.ErrNoNode
+	}
+	if code := checkACL(t.acls.get(n.acl), jute.PermRead, tx.Caller); code != jute.OK {
+		return code
+	}
+	if !versionMatches(n.stat.Version, r.Version) {
+		return jute.ErrBadVersion
+	}
+	return jute.OK
+}

@@ -1,0 +1,125 @@
+package quorum
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/session"
+)
+
+// duties are what only the leader does: expire silent sessions and delete empty
+// containers and expired TTL nodes. Each decision becomes a log entry that Apply
+// re-checks, so a stale decision from a deposed leader is harmless.
+type duties struct {
+	n       *Node
+	mu      sync.Mutex
+	tracker *session.Tracker
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+func newDuties(n *Node) *duties { return &duties{n: n} }
+
+func (d *duties) touch(id int64, timeout int32) {
+	d.mu.Lock()
+	t := d.tracker
+	d.mu.Unlock()
+	if t != nil {
+		t.Touch(id, time.Duration(timeout)*time.Millisecond)
+	}
+}
+
+func (d *duties) forget(id int64) {
+	d.mu.Lock()
+	t := d.tracker
+	d.mu.Unlock()
+	if t != nil {
+		t.Remove(id)
+	}
+}
+
+// start runs on gaining leadership, after a barrier: every known session gets a fresh
+// timeout (so a failover never expires sessions whose pings went to the old leader).
+func (d *duties) start() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.tracker != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	t := session.NewTracker(session.SystemClock{}, d.n.cfg.TickTime)
+	d.n.FSM.Read(func(_ *datatree.Tree, s *session.Table) {
+		for _, ss := range s.All() {
+			t.Touch(ss.ID, time.Duration(ss.Timeout)*time.Millisecond)
+		}
+	})
+	d.tracker = t
+	d.wg.Add(2)
+	go func() {
+		defer d.wg.Done()
+		t.Run(ctx, d.expire)
+	}()
+	go func() {
+		defer d.wg.Done()
+		d.cleanupLoop(ctx)
+	}()
+}
+
+func (d *duties) stop() {
+	d.mu.Lock()
+	cancel := d.cancel
+	d.tracker, d.cancel = nil, nil
+	d.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		d.wg.Wait()
+	}
+}
+
+func (d *duties) expire(ids []int64) {
+	if d.n.raft.VerifyLeader().Error() != nil {
+		return
+	}
+	for _, id := range ids {
+		d.n.cfg.Logger.Info("session expired", "session", formatSession(id))
+		d.n.Propose(&Entry{Session: id, Op: jute.OpCloseSession})
+	}
+}
+
+func (d *duties) cleanupLoop(ctx context.Context) {
+	tick := time.NewTicker(d.n.cfg.ContainerCheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var paths []string
+		now := time.Now().UnixMilli()
+		d.n.FSM.Read(func(t *datatree.Tree, _ *session.Table) { paths = t.CleanupCandidates(now) })
+		var last raft.ApplyFuture
+		for _, p := range paths {
+			last = d.n.Propose(&Entry{Op: jute.OpDeleteContainer, Super: true, Time: now, Req: &jute.DeleteRequest{Path: p, Version: -1}})
+		}
+		if last != nil {
+			_ = last.Error()
+		}
+	}
+}
+
+func formatSession(id int64) string {
+	const hex = "0123456789abcdef"
+	b := []byte("0x0000000000000000")
+	for i := 17; i >= 2; i-- {
+		b[i] = hex[id&0xf]
+		id = int64(uint64(id) >> 4)
+	}
+	return string(b)
+}

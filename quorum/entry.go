@@ -1,0 +1,116 @@
+package quorum
+
+import (
+	"fmt"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// entryV1 is the type byte of every log entry this version writes. A server refuses
+// (panics on) a type byte it does not know, so a newer format gets a new byte and is
+// only proposed once every server runs a version that applies it (see the package doc).
+const entryV1 byte = 1
+
+// Entry is one replicated command: a client write (or session event) with everything
+// Apply needs to reach the same result on every server: the proposer's clock, the
+// caller's identities and, for createSession, the chosen id and password.
+type Entry struct {
+	Session int64
+	Cxid    int32
+	Time    int64 // ms since the epoch, from the leader's clock
+	Op      int32 // a jute op code
+	Super   bool
+	Ids     []jute.Id
+	Req     jute.Record // the op's request record; nil for closeSession
+}
+
+// SessionRequest is the body of a createSession entry.
+type SessionRequest struct {
+	Timeout  int32
+	Password []byte
+}
+
+// Encode writes the request.
+func (s *SessionRequest) Encode(e *jute.Encoder) {
+	e.Int(s.Timeout)
+	e.Buffer(s.Password)
+}
+
+// Decode reads the request.
+func (s *SessionRequest) Decode(d *jute.Decoder) {
+	s.Timeout = d.Int()
+	s.Password = d.Buffer()
+}
+
+// recordFor returns an empty request record for a replicated op.
+func recordFor(op int32) (jute.Record, bool) {
+	switch op {
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer:
+		return &jute.CreateRequest{}, true
+	case jute.OpCreateTTL:
+		return &jute.CreateTTLRequest{}, true
+	case jute.OpDelete, jute.OpDeleteContainer:
+		return &jute.DeleteRequest{}, true
+	case jute.OpSetData:
+		return &jute.SetDataRequest{}, true
+	case jute.OpSetACL:
+		return &jute.SetACLRequest{}, true
+	case jute.OpCheck:
+		return &jute.CheckVersionRequest{}, true
+	case jute.OpMulti:
+		return &jute.MultiRequest{}, true
+	case jute.OpSync:
+		return &jute.SyncRequest{}, true
+	case jute.OpCreateSession:
+		return &SessionRequest{}, true
+	case jute.OpCloseSession:
+		return nil, true
+	}
+	return nil, false
+}
+
+// Marshal encodes e with its type byte.
+func (e *Entry) Marshal() []byte {
+	enc := &jute.Encoder{Buf: make([]byte, 0, 64)}
+	enc.Buf = append(enc.Buf, entryV1)
+	enc.Long(e.Session)
+	enc.Int(e.Cxid)
+	enc.Long(e.Time)
+	enc.Int(e.Op)
+	enc.Bool(e.Super)
+	enc.Int(int32(len(e.Ids)))
+	for i := range e.Ids {
+		e.Ids[i].Encode(enc)
+	}
+	if e.Req != nil {
+		e.Req.Encode(enc)
+	}
+	return enc.Buf
+}
+
+// UnmarshalEntry decodes an entry written by Marshal.
+func UnmarshalEntry(b []byte) (*Entry, error) {
+	if len(b) == 0 || b[0] != entryV1 {
+		return nil, fmt.Errorf("quorum: unknown entry type byte in %d-byte entry", len(b))
+	}
+	d := jute.NewDecoder(b[1:])
+	e := &Entry{Session: d.Long(), Cxid: d.Int(), Time: d.Long(), Op: d.Int(), Super: d.Bool()}
+	if n := d.VectorLen(8); n > 0 {
+		e.Ids = make([]jute.Id, n)
+		for i := range e.Ids {
+			e.Ids[i].Decode(d)
+		}
+	}
+	req, ok := recordFor(e.Op)
+	if !ok {
+		return nil, fmt.Errorf("quorum: entry with op %d cannot be replicated", e.Op)
+	}
+	if req != nil {
+		req.Decode(d)
+		e.Req = req
+	}
+	if d.Err == nil && d.Remaining() != 0 {
+		d.Err = fmt.Errorf("quorum: %d trailing bytes in entry", d.Remaining())
+	}
+	return e, d.Err
+}

@@ -1,0 +1,210 @@
+package quorum
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/session"
+	"github.com/zkraft/zkraft/watch"
+)
+
+// Result is what applying one entry returns to the server that waits for it.
+type Result struct {
+	Zxid int64
+	Err  jute.Code
+	Resp jute.Record
+}
+
+// Caller is implemented by watchers that have an identity; persistent watches are
+// delivered to them only if they may read the changed node.
+type Caller interface {
+	Caller() datatree.Caller
+}
+
+// FSM is the replicated state machine: the znode tree and the session table, changed
+// only by committed log entries, in log order, on every server. It owns the one lock
+// of that state: Apply writes under it; reads go through Read under the read lock.
+type FSM struct {
+	mu       sync.RWMutex
+	tree     *datatree.Tree
+	sessions *session.Table
+	opts     datatree.Options
+	lastZxid atomic.Int64
+
+	// Watches are per server, not replicated: Apply fires them for this server's clients.
+	Watches *watch.Registry
+	// OnSessionClosed, if set, is called (outside the lock) after a session is closed or
+	// expired through the log, so the server can drop that session's connection.
+	OnSessionClosed func(id int64)
+
+	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
+	canRead  watch.ReadCheck
+}
+
+// NewFSM returns a state machine with a fresh tree.
+func NewFSM(opts datatree.Options) *FSM {
+	f := &FSM{tree: datatree.New(opts), sessions: session.NewTable(), opts: opts, Watches: watch.New()}
+	f.handlers = map[int32]func(int64, *Entry) (*Result, []datatree.Event){
+		jute.OpCreateSession: f.applyCreateSession,
+		jute.OpCloseSession:  f.applyCloseSession,
+		jute.OpSync:          f.applySync,
+	}
+	for _, op := range []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
+		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpCheck, jute.OpMulti, jute.OpDeleteContainer} {
+		f.handlers[op] = f.applyTree
+	}
+	f.canRead = func(w watch.Watcher, path string) bool {
+		c, ok := w.(Caller)
+		if !ok {
+			return true
+		}
+		code := f.tree.CheckACL(path, jute.PermRead, c.Caller())
+		return code == jute.OK || code == jute.ErrNoNode
+	}
+	return f
+}
+
+// LastZxid is the zxid of the last applied entry.
+func (f *FSM) LastZxid() int64 { return f.lastZxid.Load() }
+
+// Read runs fn under the read lock. A read that sets a watch registers it inside fn, so
+// no change can slip between the read and the watch; fn must not block.
+func (f *FSM) Read(fn func(t *datatree.Tree, s *session.Table)) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	fn(f.tree, f.sessions)
+}
+
+// Apply applies one committed log entry. An entry that cannot be decoded panics: the
+// servers must not diverge. ZooKeeper-level failures are returned in the Result.
+func (f *FSM) Apply(l *raft.Log) interface{} {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	e, err := UnmarshalEntry(l.Data)
+	if err != nil {
+		panic(fmt.Sprintf("quorum: log entry %d: %v", l.Index, err))
+	}
+	h := f.handlers[e.Op]
+	zxid := int64(l.Index)
+	f.mu.Lock()
+	res, events := h(zxid, e)
+	f.lastZxid.Store(zxid)
+	for _, ev := range events {
+		f.Watches.Trigger(ev.Type, ev.Path, zxid, f.canRead)
+	}
+	f.mu.Unlock()
+	res.Zxid = zxid
+	if e.Op == jute.OpCloseSession && f.OnSessionClosed != nil {
+		f.OnSessionClosed(e.Session)
+	}
+	return res
+}
+
+func (f *FSM) txn(zxid int64, e *Entry) datatree.Txn {
+	return datatree.Txn{Zxid: zxid, Time: e.Time,
+		Caller: datatree.Caller{Session: e.Session, Ids: e.Ids, Super: e.Super}}
+}
+
+func (f *FSM) applyTree(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	if e.Op != jute.OpDeleteContainer {
+		if _, ok := f.sessions.Get(e.Session); !ok {
+			return &Result{Err: jute.ErrSessionExpired}, nil
+		}
+	}
+	resp, code, events := f.tree.Apply(f.txn(zxid, e), e.Op, e.Req)
+	return &Result{Err: code, Resp: resp}, events
+}
+
+func (f *FSM) applyCreateSession(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	r := e.Req.(*SessionRequest)
+	if !f.sessions.Add(session.Session{ID: e.Session, Password: r.Password, Timeout: r.Timeout}) {
+		return &Result{Err: jute.ErrSessionExpired}, nil
+	}
+	return &Result{}, nil
+}
+
+func (f *FSM) applyCloseSession(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	if _, ok := f.sessions.Remove(e.Session); !ok {
+		return &Result{}, nil
+	}
+	return &Result{}, f.tree.CloseSession(f.txn(zxid, e), e.Session)
+}
+
+func (f *FSM) applySync(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	return &Result{Resp: &jute.SyncResponse{Path: e.Req.(*jute.SyncRequest).Path}}, nil
+}
+
+// snapshotMagic starts every state machine snapshot; the version follows it.
+const snapshotMagic = "ZKRS"
+
+const snapshotVersion = 1
+
+// Snapshot encodes the state under the read lock. Writes wait while it runs; a
+// copy-on-write tree that lets them continue is the durability issue's work.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var buf bytes.Buffer
+	buf.WriteString(snapshotMagic)
+	var hdr [12]byte
+	binary.BigEndian.PutUint32(hdr[:4], snapshotVersion)
+	binary.BigEndian.PutUint64(hdr[4:], uint64(f.lastZxid.Load()))
+	buf.Write(hdr[:])
+	if err := f.tree.WriteSnapshot(&buf); err != nil {
+		return nil, err
+	}
+	if err := f.sessions.Encode(&buf); err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{data: buf.Bytes()}, nil
+}
+
+// Restore replaces the state with a snapshot's.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var hdr [16]byte
+	if _, err := io.ReadFull(rc, hdr[:]); err != nil {
+		return fmt.Errorf("quorum: snapshot header: %w", err)
+	}
+	if string(hdr[:4]) != snapshotMagic {
+		return fmt.Errorf("quorum: not a zkraft snapshot")
+	}
+	if v := binary.BigEndian.Uint32(hdr[4:8]); v != snapshotVersion {
+		return fmt.Errorf("quorum: snapshot version %d, want %d", v, snapshotVersion)
+	}
+	zxid := int64(binary.BigEndian.Uint64(hdr[8:]))
+	tree, err := datatree.ReadSnapshot(rc, f.opts)
+	if err != nil {
+		return err
+	}
+	sessions, err := session.DecodeTable(rc)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.tree, f.sessions = tree, sessions
+	f.lastZxid.Store(zxid)
+	f.mu.Unlock()
+	return nil
+}
+
+type fsmSnapshot struct{ data []byte }
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s.data); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}

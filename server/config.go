@@ -1,0 +1,103 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Version is what zkraft reports as its ZooKeeper version (srvr, envi, mntr). Clients
+// parse the leading x.y.z to decide which operations they may use; zkraft speaks the
+// 3.9 client protocol with 3.8 semantics, so it reports the 3.8 line it is tested against.
+const Version = "3.8.0-zkraft-0.1.0"
+
+// Config is the server's configuration; cmd/zkraft fills it from zoo.cfg, flags and
+// the environment.
+type Config struct {
+	ClientPort             int
+	ClientPortAddress      string
+	DataDir                string
+	DataLogDir             string
+	TickTime               time.Duration
+	MinSessionTimeout      time.Duration // 0 = 2 x TickTime
+	MaxSessionTimeout      time.Duration // 0 = 20 x TickTime
+	MaxClientCnxns         int           // per client IP; 0 = unlimited
+	FourLetterWhitelist    []string      // "*" = all
+	ExtendedTypes          bool
+	MaxBuffer              int
+	ContainerCheckInterval time.Duration
+	SnapCount              uint64
+	SnapRetainCount        int
+	SuperDigest            string // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
+	MaxOutstanding         int    // per connection, before the reader stops reading
+}
+
+// DefaultConfig returns ZooKeeper's defaults with data in ./data.
+func DefaultConfig() Config {
+	return Config{
+		ClientPort:             2181,
+		DataDir:                "./data",
+		TickTime:               2 * time.Second,
+		MaxClientCnxns:         60,
+		FourLetterWhitelist:    []string{"srvr"},
+		ExtendedTypes:          true,
+		MaxBuffer:              jute.DefaultMaxBuffer,
+		ContainerCheckInterval: time.Minute,
+		SnapCount:              100000,
+		SnapRetainCount:        3,
+		MaxOutstanding:         1000,
+	}
+}
+
+// MinTimeout is the effective minSessionTimeout.
+func (c *Config) MinTimeout() time.Duration {
+	if c.MinSessionTimeout > 0 {
+		return c.MinSessionTimeout
+	}
+	return 2 * c.TickTime
+}
+
+// MaxTimeout is the effective maxSessionTimeout.
+func (c *Config) MaxTimeout() time.Duration {
+	if c.MaxSessionTimeout > 0 {
+		return c.MaxSessionTimeout
+	}
+	return 20 * c.TickTime
+}
+
+// Validate names the first bad field.
+func (c *Config) Validate() error {
+	switch {
+	case c.ClientPort < 0 || c.ClientPort > 65535:
+		return fmt.Errorf("clientPort %d is not a port", c.ClientPort)
+	case c.DataDir == "":
+		return fmt.Errorf("dataDir is not set")
+	case c.TickTime <= 0:
+		return fmt.Errorf("tickTime %v must be positive", c.TickTime)
+	case c.MinTimeout() > c.MaxTimeout():
+		return fmt.Errorf("minSessionTimeout %v is larger than maxSessionTimeout %v", c.MinTimeout(), c.MaxTimeout())
+	case c.MaxBuffer < 1024:
+		return fmt.Errorf("jute.maxbuffer %d is too small", c.MaxBuffer)
+	case c.MaxClientCnxns < 0:
+		return fmt.Errorf("maxClientCnxns %d must not be negative", c.MaxClientCnxns)
+	case c.ContainerCheckInterval <= 0:
+		return fmt.Errorf("znode.container.checkIntervalMs %v must be positive", c.ContainerCheckInterval)
+	case c.SnapRetainCount < 1:
+		return fmt.Errorf("autopurge.snapRetainCount %d must be at least 1", c.SnapRetainCount)
+	case c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":"):
+		return fmt.Errorf("superDigest %q is not user:digest", c.SuperDigest)
+	}
+	return nil
+}
+
+// fourLetterAllowed reports whether cmd is whitelisted.
+func (c *Config) fourLetterAllowed(cmd string) bool {
+	for _, w := range c.FourLetterWhitelist {
+		if w == "*" || w == cmd {
+			return true
+		}
+	}
+	return false
+}

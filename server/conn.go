@@ -1,0 +1,358 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/session"
+)
+
+// outQueueLen bounds what may wait for a client's socket. A client that lets it fill
+// (it does not read its notifications) is disconnected: the state machine never waits
+// for a socket.
+const outQueueLen = 8192
+
+// conn is one client connection. Four goroutines, each request passing through them in
+// arrival order: the reader decodes frames; the processor authenticates, proposes writes
+// and runs reads, a read only once every earlier write of the connection has been
+// applied and answered (read-your-writes) and before any later write is proposed (so
+// it never sees a later write of its own session); the responder waits for proposed
+// writes in order and answers them; the writer drains the out queue and flushes when it
+// runs dry, so pipelined replies share writes.
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	ip  string
+
+	out      chan []byte   // encoded frames; nil asks the writer to flush and close
+	pending  chan *pending // decoded requests, for the processor
+	proposed chan *pending // proposed writes and barriers, for the responder
+	inflight atomic.Int64  // writes proposed and not yet answered
+	closing  atomic.Bool   // this connection asked to close its session; it closes itself after the reply
+	done     chan struct{}
+	once     sync.Once
+
+	sid     atomic.Int64
+	timeout int32 // negotiated, ms
+
+	authMu sync.Mutex
+	ids    []jute.Id
+	super  bool
+
+	recv, sent atomic.Int64
+	started    time.Time
+}
+
+// pending is one request on its way through the connection.
+type pending struct {
+	xid     int32
+	op      int32
+	req     jute.Record
+	future  raft.ApplyFuture // writes: the proposal
+	err     jute.Code        // answered without a read or a proposal (e.g. unknown op)
+	close   bool             // close the connection after the reply (closeSession, auth failure)
+	start   time.Time
+	barrier chan struct{} // closed by the responder when every earlier write is answered
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), out: make(chan []byte, outQueueLen),
+		pending:  make(chan *pending, s.cfg.MaxOutstanding),
+		proposed: make(chan *pending, s.cfg.MaxOutstanding), done: make(chan struct{}), started: time.Now()}
+	c.ids = []jute.Id{{Scheme: "ip", Id: c.ip}}
+	return c
+}
+
+func (c *conn) sessionID() int64 { return c.sid.Load() }
+
+// Caller is the identity ACL checks and persistent-watch delivery use.
+func (c *conn) Caller() datatree.Caller {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	return datatree.Caller{Session: c.sessionID(), Ids: append([]jute.Id(nil), c.ids...), Super: c.super}
+}
+
+// Notify queues a watch notification; it never blocks.
+func (c *conn) Notify(ev *jute.WatcherEvent, zxid int64) {
+	c.send(jute.AppendFrame(nil, &jute.ReplyHeader{Xid: jute.XidNotification, Zxid: zxid}, ev))
+}
+
+// send queues a frame without blocking; a full queue closes the connection.
+func (c *conn) send(frame []byte) {
+	select {
+	case <-c.done:
+	case c.out <- frame:
+	default:
+		c.srv.log.Warn("closing slow client: out queue full", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()))
+		c.close("slow consumer")
+	}
+}
+
+// close tears the connection down at once.
+func (c *conn) close(why string) {
+	c.once.Do(func() {
+		close(c.done)
+		c.nc.Close()
+		c.srv.node.FSM.Watches.RemoveWatcher(c)
+		c.srv.removeConn(c)
+	})
+}
+
+// closeAfterFlush lets queued replies go out, then closes.
+func (c *conn) closeAfterFlush() {
+	select {
+	case c.out <- nil:
+	default:
+		c.close("closing")
+	}
+}
+
+func (c *conn) serve() {
+	defer c.close("connection ended")
+	br := bufio.NewReaderSize(c.nc, 64*1024)
+	if handled := c.maybeFourLetter(br); handled {
+		return
+	}
+	if !c.handshake(br) {
+		return
+	}
+	go c.writeLoop()
+	go c.processLoop()
+	go c.respondLoop()
+	c.readLoop(br)
+}
+
+// readLoop decodes requests and hands them to the processor in arrival order. Writes
+// are proposed here, from this one goroutine, so they enter the log in that order.
+func (c *conn) readLoop(br *bufio.Reader) {
+	var buf []byte
+	for {
+		frame, err := jute.ReadFrame(br, buf, c.srv.cfg.MaxBuffer)
+		if err != nil {
+			c.logReadErr(err)
+			return
+		}
+		buf = frame[:0]
+		c.recv.Add(1)
+		c.srv.stats.received.Add(1)
+		p, ok := c.decode(frame)
+		if !ok {
+			return
+		}
+		c.srv.node.Touch(c.sessionID(), c.timeout)
+		select {
+		case c.pending <- p:
+		case <-c.done:
+			return
+		}
+	}
+}
+
+func (c *conn) logReadErr(err error) {
+	var big *jute.ErrFrameTooLarge
+	switch {
+	case errors.As(err, &big):
+		c.srv.log.Warn("closing connection: frame too large", "client", c.nc.RemoteAddr().String(), "len", big.Len, "max", big.Max)
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF):
+	default:
+		select {
+		case <-c.done:
+		default:
+			c.srv.log.Debug("read", "client", c.nc.RemoteAddr().String(), "err", err)
+		}
+	}
+}
+
+// decode turns a frame into a pending request; false closes the connection (a record
+// that does not decode, as ZooKeeper closes it).
+func (c *conn) decode(frame []byte) (*pending, bool) {
+	d := jute.NewDecoder(frame)
+	var h jute.RequestHeader
+	h.Decode(d)
+	if d.Err != nil {
+		return nil, false
+	}
+	p := &pending{xid: h.Xid, op: h.Type, start: time.Now()}
+	req, known := requestRecord(h.Type)
+	if !known {
+		p.err = jute.ErrUnimplemented
+		return p, true
+	}
+	if req != nil {
+		req.Decode(d)
+		if d.Err != nil {
+			c.srv.log.Warn("closing connection: undecodable request", "client", c.nc.RemoteAddr().String(), "op", h.Type, "err", d.Err)
+			return nil, false
+		}
+		p.req = req
+	}
+	return p, true
+}
+
+// processLoop takes requests in arrival order.
+func (c *conn) processLoop() {
+	for {
+		var p *pending
+		select {
+		case p = <-c.pending:
+		case <-c.done:
+			return
+		}
+		if !c.process(p) {
+			return
+		}
+	}
+}
+
+// process proposes a write (the responder answers it) or answers anything else itself
+// once the writes before it are answered; false means the connection is done.
+func (c *conn) process(p *pending) bool {
+	switch p.op {
+	case jute.OpAuth:
+		c.authenticate(p)
+	case jute.OpCloseSession:
+		p.close = true
+		c.closing.Store(true)
+	case jute.OpReconfig:
+		p.err = jute.ErrReconfigDisabled
+	case jute.OpSASL:
+		p.err = jute.ErrAuthFailed
+	}
+	if p.err == jute.OK && (jute.IsWrite(p.op) || p.op == jute.OpSync) {
+		caller := c.Caller()
+		c.inflight.Add(1)
+		p.future = c.srv.node.Propose(&quorum.Entry{Session: caller.Session, Cxid: p.xid, Op: p.op,
+			Super: caller.Super, Ids: caller.Ids, Req: p.req})
+		return c.toResponder(p)
+	}
+	if c.inflight.Load() > 0 {
+		b := &pending{barrier: make(chan struct{})}
+		if !c.toResponder(b) {
+			return false
+		}
+		select {
+		case <-b.barrier:
+		case <-c.done:
+			return false
+		}
+	}
+	defer c.srv.stats.observe(p.start)
+	switch {
+	case p.err != jute.OK:
+		c.reply(p.xid, c.srv.node.FSM.LastZxid(), p.err, nil)
+	case p.op == jute.OpAuth:
+		c.reply(p.xid, 0, jute.OK, nil)
+	default:
+		c.srv.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {
+			zxid := c.srv.node.FSM.LastZxid()
+			code, body := c.read(t, p, zxid)
+			c.reply(p.xid, zxid, code, body)
+		})
+	}
+	if p.close {
+		c.closeAfterFlush()
+		return false
+	}
+	return true
+}
+
+func (c *conn) toResponder(p *pending) bool {
+	select {
+	case c.proposed <- p:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+// respondLoop answers proposed writes in the order they were proposed.
+func (c *conn) respondLoop() {
+	for {
+		var p *pending
+		select {
+		case p = <-c.proposed:
+		case <-c.done:
+			return
+		}
+		if p.barrier != nil {
+			close(p.barrier)
+			continue
+		}
+		if !c.respond(p) {
+			return
+		}
+	}
+}
+
+func (c *conn) respond(p *pending) bool {
+	defer c.srv.stats.observe(p.start)
+	defer c.inflight.Add(-1)
+	if err := p.future.Error(); err != nil {
+		// Outcome unknown (lost leadership, shutting down): ConnectionLoss, as ZooKeeper.
+		c.srv.log.Warn("closing connection: proposal failed", "session", fmt.Sprintf("0x%x", c.sessionID()), "err", err)
+		c.close("proposal failed")
+		return false
+	}
+	res := p.future.Response().(*quorum.Result)
+	var body jute.Record
+	if res.Err == jute.OK || p.op == jute.OpMulti {
+		body = res.Resp
+	}
+	c.reply(p.xid, res.Zxid, res.Err, body)
+	if p.close {
+		c.closeAfterFlush()
+		return false
+	}
+	return true
+}
+
+func (c *conn) reply(xid int32, zxid int64, code jute.Code, body jute.Record) {
+	c.send(jute.AppendFrame(nil, &jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: int32(code)}, body))
+}
+
+// writeLoop writes queued frames and flushes whenever the queue runs dry.
+func (c *conn) writeLoop() {
+	bw := bufio.NewWriterSize(c.nc, 64*1024)
+	for {
+		var f []byte
+		select {
+		case f = <-c.out:
+		case <-c.done:
+			return
+		}
+		for {
+			if f == nil {
+				bw.Flush()
+				c.close("closed after reply")
+				return
+			}
+			if _, err := bw.Write(f); err != nil {
+				c.close("write failed")
+				return
+			}
+			c.sent.Add(1)
+			c.srv.stats.sent.Add(1)
+			select {
+			case f = <-c.out:
+				continue
+			default:
+			}
+			break
+		}
+		if err := bw.Flush(); err != nil {
+			c.close("write failed")
+			return
+		}
+	}
+}

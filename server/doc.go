@@ -1,0 +1,12 @@
+// Package server owns the client side of zkraft: the TCP listener, one connection per
+// client (a reader, an ordered processor and a writer goroutine), the connect handshake,
+// request dispatch, reads under the state machine's read lock, authentication, and the
+// four-letter words.
+//
+// It imports everything below it (quorum, datatree, watch, session, jute) and is
+// imported only by cmd. Writes leave here as quorum entries; the server never changes
+// the tree itself.
+package server
+
+// buildDate is set by the linker in release builds (-X).
+var buildDate = "unknown"

@@ -1,0 +1,288 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/session"
+)
+
+// fourLetter maps ZooKeeper's four-letter words to their handlers.
+var fourLetter = map[string]func(s *Server, b *strings.Builder){
+	"ruok": func(s *Server, b *strings.Builder) { b.WriteString("imok") },
+	"srvr": func(s *Server, b *strings.Builder) { s.writeStat(b, false) },
+	"stat": func(s *Server, b *strings.Builder) { s.writeStat(b, true) },
+	"conf": (*Server).writeConf,
+	"cons": (*Server).writeCons,
+	"envi": (*Server).writeEnvi,
+	"mntr": (*Server).writeMntr,
+	"wchs": (*Server).writeWchs,
+	"wchc": (*Server).writeWchc,
+	"wchp": (*Server).writeWchp,
+	"dump": (*Server).writeDump,
+	"isro": func(s *Server, b *strings.Builder) { b.WriteString("rw") },
+	"dirs": (*Server).writeDirs,
+	"crst": func(s *Server, b *strings.Builder) {
+		for _, c := range s.connList() {
+			c.recv.Store(0)
+			c.sent.Store(0)
+		}
+		b.WriteString("Connection stats reset.\n")
+	},
+	"srst": func(s *Server, b *strings.Builder) { s.stats.reset(); b.WriteString("Server stats reset.\n") },
+}
+
+// maybeFourLetter answers a four-letter word if the connection starts with one; ZooKeeper
+// recognizes them in place of the first frame's length.
+func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
+	head, err := br.Peek(4)
+	if err != nil {
+		return false
+	}
+	cmd := string(head)
+	h, ok := fourLetter[cmd]
+	if !ok {
+		return false
+	}
+	var b strings.Builder
+	if !c.srv.cfg.fourLetterAllowed(cmd) {
+		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
+	} else {
+		h(c.srv, &b)
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	c.nc.Write([]byte(b.String()))
+	return true
+}
+
+func (s *Server) connList() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		if c.sessionID() != 0 {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].sessionID() < out[j].sessionID() })
+	return out
+}
+
+func (s *Server) nodeCount() int {
+	n := 0
+	s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { n = t.NodeCount() })
+	return n
+}
+
+func (s *Server) outstanding() int {
+	n := 0
+	for _, c := range s.connList() {
+		n += len(c.pending)
+	}
+	return n
+}
+
+func (s *Server) writeStat(b *strings.Builder, clients bool) {
+	fmt.Fprintf(b, "Zookeeper version: %s, built on %s\n", Version, buildDate)
+	if clients {
+		b.WriteString("Clients:\n")
+		for _, c := range s.connList() {
+			c.describe(b, false)
+		}
+		b.WriteString("\n")
+	}
+	min, avg, max := s.stats.latency()
+	fmt.Fprintf(b, "Latency min/avg/max: %d/%.4f/%d\n", min, avg, max)
+	fmt.Fprintf(b, "Received: %d\n", s.stats.received.Load())
+	fmt.Fprintf(b, "Sent: %d\n", s.stats.sent.Load())
+	fmt.Fprintf(b, "Connections: %d\n", len(s.connList()))
+	fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
+	fmt.Fprintf(b, "Zxid: 0x%x\n", s.node.FSM.LastZxid())
+	fmt.Fprintf(b, "Mode: %s\n", s.node.Mode())
+	fmt.Fprintf(b, "Node count: %d\n", s.nodeCount())
+}
+
+// describe writes one connection as cons (full) or stat (brief) lists it.
+func (c *conn) describe(b *strings.Builder, full bool) {
+	fmt.Fprintf(b, " /%s[1](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr().String(), len(c.pending), c.recv.Load(), c.sent.Load())
+	if full {
+		fmt.Fprintf(b, ",sid=0x%x,lop=NA,est=%d,to=%d", c.sessionID(), c.started.UnixMilli(), c.timeout)
+	}
+	b.WriteString(")\n")
+}
+
+func (s *Server) writeCons(b *strings.Builder) {
+	for _, c := range s.connList() {
+		c.describe(b, true)
+	}
+	b.WriteString("\n")
+}
+
+func (s *Server) writeConf(b *strings.Builder) {
+	fmt.Fprintf(b, "clientPort=%d\n", s.cfg.ClientPort)
+	b.WriteString("secureClientPort=-1\n")
+	dir, _ := filepath.Abs(s.cfg.DataDir)
+	fmt.Fprintf(b, "dataDir=%s\n", dir)
+	fmt.Fprintf(b, "dataDirSize=%d\n", dirSize(s.cfg.DataDir))
+	logDir := dir
+	if s.cfg.DataLogDir != "" {
+		logDir, _ = filepath.Abs(s.cfg.DataLogDir)
+	}
+	fmt.Fprintf(b, "dataLogDir=%s\n", logDir)
+	fmt.Fprintf(b, "dataLogSize=%d\n", dirSize(logDir))
+	fmt.Fprintf(b, "tickTime=%d\n", s.cfg.TickTime.Milliseconds())
+	fmt.Fprintf(b, "maxClientCnxns=%d\n", s.cfg.MaxClientCnxns)
+	fmt.Fprintf(b, "minSessionTimeout=%d\n", s.cfg.MinTimeout().Milliseconds())
+	fmt.Fprintf(b, "maxSessionTimeout=%d\n", s.cfg.MaxTimeout().Milliseconds())
+	b.WriteString("clientPortListenBacklog=-1\n")
+	b.WriteString("serverId=0\n")
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+func (s *Server) writeEnvi(b *strings.Builder) {
+	host, _ := os.Hostname()
+	wd, _ := os.Getwd()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.WriteString("Environment:\n")
+	fmt.Fprintf(b, "zookeeper.version=%s, built on %s\n", Version, buildDate)
+	fmt.Fprintf(b, "host.name=%s\n", host)
+	fmt.Fprintf(b, "go.version=%s\n", runtime.Version())
+	fmt.Fprintf(b, "os.name=%s\n", runtime.GOOS)
+	fmt.Fprintf(b, "os.arch=%s\n", runtime.GOARCH)
+	fmt.Fprintf(b, "user.dir=%s\n", wd)
+	fmt.Fprintf(b, "os.memory.free=%dMB\n", (ms.HeapIdle)>>20)
+	fmt.Fprintf(b, "os.memory.max=%dMB\n", ms.Sys>>20)
+	fmt.Fprintf(b, "os.memory.total=%dMB\n", ms.HeapSys>>20)
+}
+
+func (s *Server) writeMntr(b *strings.Builder) {
+	min, avg, max := s.stats.latency()
+	watchers, _, watches := s.node.FSM.Watches.Stats()
+	_ = watchers
+	var nodes, ephemerals int
+	var dataSize int64
+	s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {
+		nodes = t.NodeCount()
+		for _, paths := range t.EphemeralSessions() {
+			ephemerals += len(paths)
+		}
+		dataSize = t.ApproximateDataSize()
+	})
+	kv := func(k string, v any) { fmt.Fprintf(b, "zk_%s\t%v\n", k, v) }
+	kv("version", Version+", built on "+buildDate)
+	kv("server_state", s.node.Mode())
+	kv("ephemerals_count", ephemerals)
+	kv("approximate_data_size", dataSize)
+	kv("znode_count", nodes)
+	kv("watch_count", watches)
+	kv("outstanding_requests", s.outstanding())
+	kv("num_alive_connections", len(s.connList()))
+	kv("packets_received", s.stats.received.Load())
+	kv("packets_sent", s.stats.sent.Load())
+	kv("avg_latency", fmt.Sprintf("%.4f", avg))
+	kv("max_latency", max)
+	kv("min_latency", min)
+	kv("uptime", time.Since(s.start).Milliseconds())
+	kv("last_zxid", s.node.FSM.LastZxid())
+	kv("open_file_descriptor_count", openFDs())
+	kv("max_file_descriptor_count", maxFDs())
+}
+
+func (s *Server) writeWchs(b *strings.Builder) {
+	watchers, paths, watches := s.node.FSM.Watches.Stats()
+	fmt.Fprintf(b, "%d connections watching %d paths\nTotal watches:%d\n", watchers, paths, watches)
+}
+
+func (s *Server) writeWchc(b *strings.Builder) {
+	for _, c := range s.connList() {
+		paths := s.node.FSM.Watches.PathsOf(c)
+		if len(paths) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "0x%x\n", c.sessionID())
+		for _, p := range paths {
+			fmt.Fprintf(b, "\t%s\n", p)
+		}
+	}
+}
+
+func (s *Server) writeWchp(b *strings.Builder) {
+	reg := s.node.FSM.Watches
+	for _, p := range reg.WatchedPaths() {
+		fmt.Fprintf(b, "%s\n", p)
+		var ids []int64
+		for _, w := range reg.Watchers(p) {
+			if c, ok := w.(*conn); ok {
+				ids = append(ids, c.sessionID())
+			}
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		for _, id := range ids {
+			fmt.Fprintf(b, "\t0x%x\n", id)
+		}
+	}
+}
+
+func (s *Server) writeDump(b *strings.Builder) {
+	var eph map[int64][]string
+	var sessions []session.Session
+	s.node.FSM.Read(func(t *datatree.Tree, st *session.Table) {
+		eph = t.EphemeralSessions()
+		sessions = st.All()
+	})
+	b.WriteString("SessionTracker dump:\n")
+	fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
+	for _, ss := range sessions {
+		fmt.Fprintf(b, "0x%x\t%dms\n", ss.ID, ss.Timeout)
+	}
+	b.WriteString("ephemeral nodes dump:\n")
+	fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(eph))
+	ids := make([]int64, 0, len(eph))
+	for id := range eph {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		fmt.Fprintf(b, "0x%x:\n", id)
+		for _, p := range eph[id] {
+			fmt.Fprintf(b, "\t%s\n", p)
+		}
+	}
+	b.WriteString("Connections dump:\n")
+	fmt.Fprintf(b, "Connections Sets (%d)/(%d)\n", 1, len(s.connList()))
+}
+
+func (s *Server) writeDirs(b *strings.Builder) {
+	fmt.Fprintf(b, "datadir_size: %d\n", dirSize(s.cfg.DataDir))
+	logDir := s.cfg.DataDir
+	if s.cfg.DataLogDir != "" {
+		logDir = s.cfg.DataLogDir
+	}
+	fmt.Fprintf(b, "logdir_size: %d\n", dirSize(logDir))
+}
+
+func openFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/session"
+)
+
+// handshake reads the ConnectRequest and answers it: a new session is created through
+// the log; an existing one is reattached if its password matches. false closes the
+// connection (a refused or failed handshake).
+func (c *conn) handshake(br *bufio.Reader) bool {
+	frame, err := jute.ReadFrame(br, nil, c.srv.cfg.MaxBuffer)
+	if err != nil {
+		c.logReadErr(err)
+		return false
+	}
+	var req jute.Connect
+	d := jute.NewDecoder(frame)
+	req.Decode(d)
+	if d.Err != nil {
+		c.srv.log.Warn("closing connection: bad connect request", "client", c.nc.RemoteAddr().String(), "err", d.Err)
+		return false
+	}
+	fsm := c.srv.node.FSM
+	if last := fsm.LastZxid(); req.LastZxidSeen > last {
+		// The client has seen a newer state than this server has: it must go elsewhere
+		// rather than travel back in time.
+		c.srv.log.Warn("refusing session: client has seen a newer zxid", "client", c.nc.RemoteAddr().String(),
+			"clientZxid", fmt.Sprintf("0x%x", req.LastZxidSeen), "ourZxid", fmt.Sprintf("0x%x", last))
+		return false
+	}
+	timeout := session.NegotiateTimeout(req.TimeOut, int32(c.srv.cfg.MinTimeout().Milliseconds()), int32(c.srv.cfg.MaxTimeout().Milliseconds()))
+	resp := jute.Connected{HasReadOnly: req.HasReadOnly}
+	resp.TimeOut = timeout
+	if req.SessionId == 0 {
+		id, pw, ok := c.createSession(timeout)
+		if !ok {
+			return false
+		}
+		resp.SessionId, resp.Passwd = id, pw
+	} else {
+		var s session.Session
+		var found bool
+		fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })
+		if !found || !bytes.Equal(s.Password, req.Passwd) {
+			// ZooKeeper answers an expired session or a wrong password with a zero
+			// timeout and id, which the client reports as session expired, then closes.
+			resp.TimeOut, resp.SessionId, resp.Passwd = 0, 0, make([]byte, 16)
+			c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			c.nc.Write(jute.AppendFrame(nil, &resp))
+			return false
+		}
+		resp.SessionId, resp.Passwd = s.ID, s.Password
+	}
+	c.sid.Store(resp.SessionId)
+	c.timeout = resp.TimeOut
+	c.srv.attach(resp.SessionId, c)
+	c.srv.node.Touch(resp.SessionId, resp.TimeOut)
+	c.out <- jute.AppendFrame(nil, &resp)
+	return true
+}
+
+// createSession proposes a new session and waits for it to be applied.
+func (c *conn) createSession(timeout int32) (int64, []byte, bool) {
+	for attempt := 0; attempt < 8; attempt++ {
+		id, pw := c.srv.newSessionID(), newPassword()
+		f := c.srv.node.Propose(&quorum.Entry{Session: id, Op: jute.OpCreateSession,
+			Req: &quorum.SessionRequest{Timeout: timeout, Password: pw}})
+		if err := f.Error(); err != nil {
+			c.srv.log.Warn("create session failed", "err", err)
+			return 0, nil, false
+		}
+		if res := f.Response().(*quorum.Result); res.Err == jute.OK {
+			return id, pw, true
+		}
+	}
+	return 0, nil, false
+}

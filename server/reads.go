@@ -1,0 +1,238 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/watch"
+)
+
+// read answers a request that does not change state, under the state machine's read
+// lock: a watch it sets is registered before any later change can be applied.
+func (c *conn) read(t *datatree.Tree, p *pending, zxid int64) (jute.Code, jute.Record) {
+	switch p.op {
+	case jute.OpPing, jute.OpAuth:
+		return jute.OK, nil
+	case jute.OpExists:
+		r := p.req.(*jute.ExistsRequest)
+		st, code := t.Stat(r.Path)
+		if r.Watch && (code == jute.OK || code == jute.ErrNoNode) {
+			c.watches().Add(c, r.Path, watch.Data)
+		}
+		if code != jute.OK {
+			return code, nil
+		}
+		return jute.OK, &jute.ExistsResponse{Stat: st}
+	case jute.OpGetData:
+		r := p.req.(*jute.GetDataRequest)
+		return c.getData(t, r.Path, r.Watch)
+	case jute.OpGetChildren:
+		r := p.req.(*jute.GetChildrenRequest)
+		kids, _, code := c.getChildren(t, r.Path, r.Watch)
+		if code != jute.OK {
+			return code, nil
+		}
+		return jute.OK, &jute.GetChildrenResponse{Children: kids}
+	case jute.OpGetChildren2:
+		r := p.req.(*jute.GetChildren2Request)
+		kids, st, code := c.getChildren(t, r.Path, r.Watch)
+		if code != jute.OK {
+			return code, nil
+		}
+		return jute.OK, &jute.GetChildren2Response{Children: kids, Stat: st}
+	case jute.OpGetACL:
+		return c.getACL(t, p.req.(*jute.GetACLRequest).Path)
+	case jute.OpGetAllChildrenNumber:
+		path := p.req.(*jute.GetAllChildrenNumberRequest).Path
+		if code := t.CheckACL(path, jute.PermRead, c.Caller()); code != jute.OK {
+			return code, nil
+		}
+		n, code := t.CountDescendants(path)
+		if code != jute.OK {
+			return code, nil
+		}
+		return jute.OK, &jute.GetAllChildrenNumberResponse{TotalNumber: n}
+	case jute.OpGetEphemerals:
+		prefix := p.req.(*jute.GetEphemeralsRequest).PrefixPath
+		return jute.OK, &jute.GetEphemeralsResponse{Ephemerals: nonNil(t.Ephemerals(c.sessionID(), prefix))}
+	case jute.OpWhoAmI:
+		return jute.OK, &jute.WhoAmIResponse{ClientInfo: c.whoAmI()}
+	case jute.OpCheckWatches:
+		r := p.req.(*jute.CheckWatchesRequest)
+		if !c.watches().Has(c, r.Path, r.Type) {
+			return jute.ErrNoWatcher, nil
+		}
+		return jute.OK, nil
+	case jute.OpRemoveWatches:
+		r := p.req.(*jute.RemoveWatchesRequest)
+		if !c.watches().Remove(c, r.Path, r.Type) {
+			return jute.ErrNoWatcher, nil
+		}
+		return jute.OK, nil
+	case jute.OpAddWatch:
+		r := p.req.(*jute.AddWatchRequest)
+		k := watch.Persistent
+		if r.Mode == jute.AddWatchPersistentRecursive {
+			k = watch.PersistentRecursive
+		} else if r.Mode != jute.AddWatchPersistent {
+			return jute.ErrBadArguments, nil
+		}
+		c.watches().Add(c, r.Path, k)
+		return jute.OK, &jute.ErrorResponse{Err: 0}
+	case jute.OpSetWatches:
+		r := p.req.(*jute.SetWatches)
+		c.setWatches(t, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, nil, nil)
+		return jute.OK, nil
+	case jute.OpSetWatches2:
+		r := p.req.(*jute.SetWatches2)
+		c.setWatches(t, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, r.PersistentWatches, r.PersistentRecursiveWatches)
+		return jute.OK, nil
+	case jute.OpMultiRead:
+		return jute.OK, c.multiRead(t, p.req.(*jute.MultiRequest))
+	}
+	return jute.ErrUnimplemented, nil
+}
+
+func (c *conn) watches() *watch.Registry { return c.srv.node.FSM.Watches }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (c *conn) getData(t *datatree.Tree, path string, w bool) (jute.Code, jute.Record) {
+	if code := t.CheckACL(path, jute.PermRead, c.Caller()); code != jute.OK {
+		return code, nil
+	}
+	data, st, code := t.Get(path)
+	if code != jute.OK {
+		return code, nil
+	}
+	if w {
+		c.watches().Add(c, path, watch.Data)
+	}
+	return jute.OK, &jute.GetDataResponse{Data: data, Stat: st}
+}
+
+func (c *conn) getChildren(t *datatree.Tree, path string, w bool) ([]string, jute.Stat, jute.Code) {
+	if code := t.CheckACL(path, jute.PermRead, c.Caller()); code != jute.OK {
+		return nil, jute.Stat{}, code
+	}
+	kids, st, code := t.Children(path)
+	if code != jute.OK {
+		return nil, st, code
+	}
+	if w {
+		c.watches().Add(c, path, watch.Child)
+	}
+	return nonNil(kids), st, jute.OK
+}
+
+// getACL needs READ or ADMIN; without ADMIN, digest hashes are hidden as ZooKeeper 3.8 hides them.
+func (c *conn) getACL(t *datatree.Tree, path string) (jute.Code, jute.Record) {
+	caller := c.Caller()
+	if code := t.CheckACL(path, jute.PermRead|jute.PermAdmin, caller); code != jute.OK {
+		return code, nil
+	}
+	acl, st, code := t.ACL(path)
+	if code != jute.OK {
+		return code, nil
+	}
+	if t.CheckACL(path, jute.PermAdmin, caller) != jute.OK {
+		acl = datatree.RedactACL(acl)
+	}
+	return jute.OK, &jute.GetACLResponse{Acl: acl, Stat: st}
+}
+
+// setWatches restores a reconnecting client's watches with ZooKeeper's relativeZxid
+// rule: a change the client missed fires at once instead of being watched.
+func (c *conn) setWatches(t *datatree.Tree, rel int64, data, exist, child, persistent, recursive []string) {
+	fire := func(typ int32, path string) {
+		c.Notify(&jute.WatcherEvent{Type: typ, State: jute.StateSyncConnected, Path: path}, -1)
+	}
+	reg := c.watches()
+	for _, p := range data {
+		st, code := t.Stat(p)
+		switch {
+		case code != jute.OK:
+			fire(jute.EventNodeDeleted, p)
+		case st.Mzxid > rel:
+			fire(jute.EventNodeDataChanged, p)
+		default:
+			reg.Add(c, p, watch.Data)
+		}
+	}
+	for _, p := range exist {
+		if _, code := t.Stat(p); code == jute.OK {
+			fire(jute.EventNodeCreated, p)
+		} else {
+			reg.Add(c, p, watch.Data)
+		}
+	}
+	for _, p := range child {
+		st, code := t.Stat(p)
+		switch {
+		case code != jute.OK:
+			fire(jute.EventNodeDeleted, p)
+		case st.Pzxid > rel:
+			fire(jute.EventNodeChildrenChanged, p)
+		default:
+			reg.Add(c, p, watch.Child)
+		}
+	}
+	for _, p := range persistent {
+		reg.Add(c, p, watch.Persistent)
+	}
+	for _, p := range recursive {
+		reg.Add(c, p, watch.PersistentRecursive)
+	}
+}
+
+// multiRead runs each read on its own: a failing op is an error result, the others
+// still answer (multiRead is not atomic).
+func (c *conn) multiRead(t *datatree.Tree, m *jute.MultiRequest) *jute.MultiResponse {
+	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(m.Ops))}
+	for _, op := range m.Ops {
+		var code jute.Code
+		var body jute.Record
+		switch r := op.Req.(type) {
+		case *jute.GetDataRequest:
+			if code = datatree.ValidatePath(r.Path); code == jute.OK {
+				code, body = c.getData(t, r.Path, false)
+			}
+		case *jute.GetChildrenRequest:
+			if code = datatree.ValidatePath(r.Path); code == jute.OK {
+				var kids []string
+				kids, _, code = c.getChildren(t, r.Path, false)
+				body = &jute.GetChildrenResponse{Children: kids}
+			}
+		default:
+			code = jute.ErrBadArguments
+		}
+		if code != jute.OK {
+			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: code})
+			continue
+		}
+		out.Results = append(out.Results, jute.MultiResult{Type: op.Type, Resp: body})
+	}
+	return out
+}
+
+// whoAmI lists the connection's identities as ZooKeeper's ClientInfo (digest users by name).
+func (c *conn) whoAmI() []jute.ClientInfo {
+	caller := c.Caller()
+	out := make([]jute.ClientInfo, 0, len(caller.Ids))
+	for _, id := range caller.Ids {
+		user := id.Id
+		if id.Scheme == "digest" {
+			if i := strings.IndexByte(user, ':'); i >= 0 {
+				user = user[:i]
+			}
+		}
+		out = append(out, jute.ClientInfo{AuthScheme: id.Scheme, User: user})
+	}
+	return out
+}

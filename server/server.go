@@ -1,0 +1,212 @@
+package server
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/session"
+)
+
+// Server is one zkraft server: the client listener in front of a quorum node.
+// Lifecycle: New, Start, (Addr), Close.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	node  *quorum.Node
+	ln    net.Listener
+	start time.Time
+	idMu  sync.Mutex
+	ids   *session.IDGenerator
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	perIP    map[string]int
+	sessions map[int64]*conn // the connection each session is attached to here
+	closed   bool
+	wg       sync.WaitGroup
+
+	stats stats
+}
+
+// New checks cfg; nothing is opened until Start.
+func New(cfg Config, log *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{cfg: cfg, log: log, conns: map[*conn]struct{}{}, perIP: map[string]int{},
+		sessions: map[int64]*conn{}}, nil
+}
+
+// Start opens the store, waits until the node serves, and starts listening.
+func (s *Server) Start() error {
+	qc := quorum.DefaultConfig(filepath.Join(s.cfg.DataDir, "zkraft"))
+	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes}
+	qc.TickTime = s.cfg.TickTime
+	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval
+	qc.SnapshotThreshold = s.cfg.SnapCount
+	qc.SnapshotRetain = s.cfg.SnapRetainCount
+	qc.Logger = s.log
+	node, err := quorum.Open(qc)
+	if err != nil {
+		return err
+	}
+	if err := node.WaitLeader(30 * time.Second); err != nil {
+		node.Close()
+		return err
+	}
+	node.FSM.OnSessionClosed = s.sessionClosed
+	s.node = node
+	if s.ids, err = session.NewIDGenerator(0, time.Now()); err != nil {
+		node.Close()
+		return err
+	}
+	addr := net.JoinHostPort(s.cfg.ClientPortAddress, strconv.Itoa(s.cfg.ClientPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		node.Close()
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	s.ln = ln
+	s.start = time.Now()
+	s.wg.Add(1)
+	go s.acceptLoop()
+	s.log.Info("serving", "addr", ln.Addr().String(), "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()))
+	return nil
+}
+
+// Addr is the address the client port listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+func (s *Server) acceptLoop() {
+	defer s.wg.Done()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.log.Warn("accept", "err", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		ip := remoteIP(nc)
+		s.mu.Lock()
+		if s.closed || (s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns) {
+			s.mu.Unlock()
+			s.log.Warn("too many connections", "ip", ip, "max", s.cfg.MaxClientCnxns)
+			nc.Close()
+			continue
+		}
+		c := newConn(s, nc)
+		s.conns[c] = struct{}{}
+		s.perIP[ip]++
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+		}()
+	}
+}
+
+func remoteIP(nc net.Conn) string {
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
+	return host
+}
+
+// removeConn forgets a closed connection.
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; !ok {
+		return
+	}
+	delete(s.conns, c)
+	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+		delete(s.perIP, c.ip)
+	}
+	if id := c.sessionID(); id != 0 && s.sessions[id] == c {
+		delete(s.sessions, id)
+	}
+}
+
+// attach makes c the connection of session id here, closing an older one (the client
+// moved to a new connection).
+func (s *Server) attach(id int64, c *conn) {
+	s.mu.Lock()
+	old := s.sessions[id]
+	s.sessions[id] = c
+	s.mu.Unlock()
+	if old != nil && old != c {
+		old.close("session moved to a new connection")
+	}
+}
+
+// sessionClosed runs after a closeSession entry is applied: the session's connection,
+// if it is here and still open, is closed (its client learns of expiry on reconnect).
+func (s *Server) sessionClosed(id int64) {
+	s.node.Forget(id)
+	s.mu.Lock()
+	c := s.sessions[id]
+	s.mu.Unlock()
+	if c != nil && !c.closing.Load() {
+		c.closeAfterFlush()
+	}
+}
+
+// newSessionID returns an id no session has used on this server.
+func (s *Server) newSessionID() int64 {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	return s.ids.Next()
+}
+
+func newPassword() []byte {
+	p := make([]byte, 16)
+	if _, err := rand.Read(p); err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// Close stops listening, closes every connection and the node. Sessions stay in the
+// store and expire after their timeout once a server runs again.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for _, c := range conns {
+		c.close("server shutting down")
+	}
+	s.wg.Wait()
+	if s.node != nil {
+		return s.node.Close()
+	}
+	return nil
+}

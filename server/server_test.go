@@ -1,0 +1,282 @@
+package server
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// startServer runs an in-process server on a free loopback port with its data in a
+// temp dir, and stops it when the test ends.
+func startServer(t *testing.T, mod func(*Config)) *Server {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.ClientPort = 0
+	cfg.ClientPortAddress = "127.0.0.1"
+	cfg.DataDir = t.TempDir()
+	cfg.FourLetterWhitelist = []string{"*"}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// rawClient speaks the protocol byte by byte, as the tests of a server should.
+type rawClient struct {
+	t   *testing.T
+	nc  net.Conn
+	br  *bufio.Reader
+	xid int32
+	sid int64
+	pw  []byte
+}
+
+func dial(t *testing.T, addr string) *rawClient {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	return &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
+}
+
+func (c *rawClient) connect(sid int64, pw []byte) *jute.Connected {
+	c.t.Helper()
+	if pw == nil {
+		pw = make([]byte, 16)
+	}
+	req := &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, SessionId: sid, Passwd: pw}, HasReadOnly: true}
+	if _, err := c.nc.Write(jute.AppendFrame(nil, req)); err != nil {
+		c.t.Fatal(err)
+	}
+	var resp jute.Connected
+	c.readFrame(&resp)
+	c.sid, c.pw = resp.SessionId, resp.Passwd
+	return &resp
+}
+
+func (c *rawClient) readFrame(rs ...jute.Record) {
+	c.t.Helper()
+	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	d := jute.NewDecoder(b)
+	for _, r := range rs {
+		r.Decode(d)
+	}
+	if d.Err != nil {
+		c.t.Fatal(d.Err)
+	}
+}
+
+func (c *rawClient) send(op int32, req jute.Record) int32 {
+	c.t.Helper()
+	c.xid++
+	if _, err := c.nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: c.xid, Type: op}, req)); err != nil {
+		c.t.Fatal(err)
+	}
+	return c.xid
+}
+
+// call sends one request and reads its reply, skipping no notifications.
+func (c *rawClient) call(op int32, req, resp jute.Record) jute.ReplyHeader {
+	c.t.Helper()
+	xid := c.send(op, req)
+	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	d := jute.NewDecoder(b)
+	var h jute.ReplyHeader
+	h.Decode(d)
+	if h.Xid != xid {
+		c.t.Fatalf("reply xid %d, want %d", h.Xid, xid)
+	}
+	if h.Err == 0 && resp != nil {
+		resp.Decode(d)
+	}
+	if d.Err != nil {
+		c.t.Fatal(d.Err)
+	}
+	return h
+}
+
+var openACL = []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "world", Id: "anyone"}}}
+
+func TestCreateGetThroughTheLog(t *testing.T) {
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	if r := c.connect(0, nil); r.SessionId == 0 || r.TimeOut != 10000 || len(r.Passwd) != 16 {
+		t.Fatalf("connect: %+v", r)
+	}
+	var cr jute.Create2Response
+	h := c.call(jute.OpCreate2, &jute.CreateRequest{Path: "/a", Data: []byte("x"), Acl: openACL}, &cr)
+	if h.Err != 0 || cr.Path != "/a" || cr.Stat.Czxid != h.Zxid || cr.Stat.DataLength != 1 {
+		t.Fatalf("create2: %+v %+v", h, cr)
+	}
+	var gd jute.GetDataResponse
+	if h := c.call(jute.OpGetData, &jute.GetDataRequest{Path: "/a"}, &gd); h.Err != 0 || string(gd.Data) != "x" {
+		t.Fatalf("getData: %+v %+v", h, gd)
+	}
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/a", Acl: openACL}, nil); jute.Code(h.Err) != jute.ErrNodeExists {
+		t.Fatalf("second create: err %d, want NodeExists", h.Err)
+	}
+}
+
+// Pipelined requests are answered in order, and a read after a write sees the write.
+func TestPipelinedOrder(t *testing.T) {
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	const n = 200
+	var frames []byte
+	for i := 0; i < n; i++ {
+		c.xid++
+		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpSetData}, &jute.SetDataRequest{Path: "/", Data: []byte{byte(i)}, Version: -1})
+		c.xid++
+		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/"})
+	}
+	if _, err := c.nc.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2*n; i++ {
+		var h jute.ReplyHeader
+		if i%2 == 0 {
+			c.readFrame(&h, &jute.SetDataResponse{})
+		} else {
+			var gd jute.GetDataResponse
+			c.readFrame(&h, &gd)
+			if len(gd.Data) != 1 || gd.Data[0] != byte(i/2) {
+				t.Fatalf("read %d saw %v, not its own write", i/2, gd.Data)
+			}
+		}
+		if h.Xid != int32(i+1) || h.Err != 0 {
+			t.Fatalf("reply %d: %+v", i, h)
+		}
+	}
+}
+
+// A frame over jute.maxbuffer closes that connection only.
+func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.MaxBuffer = 4096 })
+	good := dial(t, s.Addr().String())
+	good.connect(0, nil)
+	bad := dial(t, s.Addr().String())
+	bad.connect(0, nil)
+	bad.nc.Write([]byte{0x00, 0x10, 0x00, 0x00})
+	if _, err := bad.br.ReadByte(); err != io.EOF && !isClosed(err) {
+		t.Fatalf("oversized frame: read gave %v, want the connection closed", err)
+	}
+	if h := good.call(jute.OpExists, &jute.ExistsRequest{Path: "/"}, &jute.ExistsResponse{}); h.Err != 0 {
+		t.Fatalf("other client: %+v", h)
+	}
+}
+
+func isClosed(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "reset") || strings.Contains(err.Error(), "closed"))
+}
+
+func TestWatchEventComesBeforeTheReplyThatFollowsIt(t *testing.T) {
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	if h := c.call(jute.OpExists, &jute.ExistsRequest{Path: "/w", Watch: true}, nil); jute.Code(h.Err) != jute.ErrNoNode {
+		t.Fatalf("exists: %+v", h)
+	}
+	xid := c.send(jute.OpCreate, &jute.CreateRequest{Path: "/w", Acl: openACL})
+	var h jute.ReplyHeader
+	var ev jute.WatcherEvent
+	c.readFrame(&h, &ev)
+	if h.Xid != jute.XidNotification || ev.Type != jute.EventNodeCreated || ev.Path != "/w" || h.Zxid <= 0 {
+		t.Fatalf("first frame: %+v %+v, want NodeCreated /w", h, ev)
+	}
+	var cr jute.CreateResponse
+	var rh jute.ReplyHeader
+	c.readFrame(&rh, &cr)
+	if rh.Xid != xid || rh.Zxid != h.Zxid {
+		t.Fatalf("reply %+v after event zxid %d", rh, h.Zxid)
+	}
+}
+
+func TestReconnectKeepsSessionAndWrongPasswordIsRefused(t *testing.T) {
+	s := startServer(t, nil)
+	a := dial(t, s.Addr().String())
+	a.connect(0, nil)
+	a.call(jute.OpCreate, &jute.CreateRequest{Path: "/e", Acl: openACL, Flags: jute.FlagEphemeral}, nil)
+	b := dial(t, s.Addr().String())
+	if r := b.connect(a.sid, a.pw); r.SessionId != a.sid || r.TimeOut == 0 {
+		t.Fatalf("reconnect: %+v", r)
+	}
+	var st jute.ExistsResponse
+	if h := b.call(jute.OpExists, &jute.ExistsRequest{Path: "/e"}, &st); h.Err != 0 || st.Stat.EphemeralOwner != a.sid {
+		t.Fatalf("ephemeral after reconnect: %+v %+v", h, st)
+	}
+	wrong := append([]byte(nil), a.pw...)
+	wrong[0] ^= 1
+	c := dial(t, s.Addr().String())
+	if r := c.connect(a.sid, wrong); r.SessionId != 0 || r.TimeOut != 0 {
+		t.Fatalf("wrong password accepted: %+v", r)
+	}
+}
+
+func TestFourLetterWords(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.FourLetterWhitelist = []string{"ruok", "srvr"} })
+	ask := func(cmd string) string {
+		nc, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		nc.Write([]byte(cmd))
+		b, _ := io.ReadAll(nc)
+		return string(b)
+	}
+	if got := ask("ruok"); got != "imok" {
+		t.Fatalf("ruok: %q", got)
+	}
+	if got := ask("srvr"); !strings.Contains(got, "Mode: standalone\n") || !strings.HasPrefix(got, "Zookeeper version: ") {
+		t.Fatalf("srvr: %q", got)
+	}
+	if got := ask("dump"); got != "dump is not executed because it is not in the whitelist.\n" {
+		t.Fatalf("dump: %q", got)
+	}
+}
+
+// Everything written is there after a restart on the same data dir.
+func TestRestartKeepsData(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, func(c *Config) { c.DataDir = dir })
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	for _, p := range []string{"/p", "/p/q"} {
+		if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: p, Data: []byte(p), Acl: openACL}, nil); h.Err != 0 {
+			t.Fatalf("create %s: %d", p, h.Err)
+		}
+	}
+	s.Close()
+	s2 := startServer(t, func(c *Config) { c.DataDir = dir })
+	c2 := dial(t, s2.Addr().String())
+	if r := c2.connect(c.sid, c.pw); r.SessionId != c.sid {
+		t.Fatalf("session lost over restart: %+v", r)
+	}
+	var gd jute.GetDataResponse
+	if h := c2.call(jute.OpGetData, &jute.GetDataRequest{Path: "/p/q"}, &gd); h.Err != 0 || string(gd.Data) != "/p/q" {
+		t.Fatalf("after restart: %+v %q", h, gd.Data)
+	}
+}
