@@ -5,21 +5,22 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// authenticate handles addauth in the reader, so every later request of the connection
-// carries the new identity. An unknown scheme fails with AuthFailed and the connection
+// authenticate handles addauth in the processor, in request order, so every later
+// request of the connection carries the new identity and no earlier one does. An unknown scheme fails with AuthFailed and the connection
 // is closed after the reply, as ZooKeeper does.
 func (c *conn) authenticate(p *pending) {
 	a := p.req.(*jute.AuthPacket)
 	switch a.Scheme {
 	case "digest":
 		id := datatree.DigestID(string(a.Auth))
-		c.authMu.Lock()
+		next := *c.caller.Load()
+		next.Ids = append([]jute.Id(nil), next.Ids...)
 		if c.srv.cfg.SuperDigest != "" && id == c.srv.cfg.SuperDigest {
-			c.super = true
-			c.ids = appendID(c.ids, jute.Id{Scheme: "super", Id: ""})
+			next.Super = true
+			next.Ids = appendID(next.Ids, jute.Id{Scheme: "super", Id: ""})
 		}
-		c.ids = appendID(c.ids, jute.Id{Scheme: "digest", Id: id})
-		c.authMu.Unlock()
+		next.Ids = appendID(next.Ids, jute.Id{Scheme: "digest", Id: id})
+		c.caller.Store(&next)
 	case "ip":
 		// The connection already has its ip identity.
 	default:

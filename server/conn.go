@@ -46,9 +46,9 @@ type conn struct {
 	sid     atomic.Int64
 	timeout int32 // negotiated, ms
 
-	authMu sync.Mutex
-	ids    []jute.Id
-	super  bool
+	// caller is replaced, never changed in place, when addauth adds an identity, so
+	// readers take it without a lock or a copy.
+	caller atomic.Pointer[datatree.Caller]
 
 	recv, sent atomic.Int64
 	started    time.Time
@@ -70,7 +70,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), out: make(chan []byte, outQueueLen),
 		pending:  make(chan *pending, s.cfg.MaxOutstanding),
 		proposed: make(chan *pending, s.cfg.MaxOutstanding), done: make(chan struct{}), started: time.Now()}
-	c.ids = []jute.Id{{Scheme: "ip", Id: c.ip}}
+	c.caller.Store(&datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: c.ip}}})
 	return c
 }
 
@@ -78,9 +78,7 @@ func (c *conn) sessionID() int64 { return c.sid.Load() }
 
 // Caller is the identity ACL checks and persistent-watch delivery use.
 func (c *conn) Caller() datatree.Caller {
-	c.authMu.Lock()
-	defer c.authMu.Unlock()
-	return datatree.Caller{Session: c.sessionID(), Ids: append([]jute.Id(nil), c.ids...), Super: c.super}
+	return *c.caller.Load()
 }
 
 // Notify queues a watch notification; it never blocks.

@@ -60,6 +60,9 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		resp.SessionId, resp.Passwd = s.ID, s.Password
 	}
 	c.sid.Store(resp.SessionId)
+	caller := *c.caller.Load()
+	caller.Session = resp.SessionId
+	c.caller.Store(&caller)
 	c.timeout = resp.TimeOut
 	c.srv.attach(resp.SessionId, c)
 	c.srv.node.Touch(resp.SessionId, resp.TimeOut)

@@ -280,3 +280,38 @@ func TestRestartKeepsData(t *testing.T) {
 		t.Fatalf("after restart: %+v %q", h, gd.Data)
 	}
 }
+
+// A session that stops pinging expires through the log: its ephemerals go, another
+// session's watch on them fires, and the old id cannot be reattached.
+func TestSessionExpiryDeletesEphemeralsAndFiresWatches(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.TickTime = 50 * time.Millisecond })
+	a := dial(t, s.Addr().String())
+	req := &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 200, Passwd: make([]byte, 16)}}
+	a.nc.Write(jute.AppendFrame(nil, req))
+	var ca jute.Connected
+	a.readFrame(&ca)
+	if ca.TimeOut != 200 {
+		t.Fatalf("negotiated %d, want 200", ca.TimeOut)
+	}
+	a.sid, a.pw = ca.SessionId, ca.Passwd
+	if h := a.call(jute.OpCreate, &jute.CreateRequest{Path: "/eph", Acl: openACL, Flags: jute.FlagEphemeral}, nil); h.Err != 0 {
+		t.Fatalf("create: %d", h.Err)
+	}
+	w := dial(t, s.Addr().String())
+	w.connect(0, nil)
+	if h := w.call(jute.OpExists, &jute.ExistsRequest{Path: "/eph", Watch: true}, &jute.ExistsResponse{}); h.Err != 0 {
+		t.Fatalf("exists: %d", h.Err)
+	}
+	a.nc.Close() // silent from now on
+	var h jute.ReplyHeader
+	var ev jute.WatcherEvent
+	w.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	w.readFrame(&h, &ev)
+	if h.Xid != jute.XidNotification || ev.Type != jute.EventNodeDeleted || ev.Path != "/eph" {
+		t.Fatalf("got %+v %+v, want NodeDeleted /eph", h, ev)
+	}
+	b := dial(t, s.Addr().String())
+	if r := b.connect(a.sid, a.pw); r.SessionId != 0 || r.TimeOut != 0 {
+		t.Fatalf("expired session reattached: %+v", r)
+	}
+}
