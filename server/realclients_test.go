@@ -103,7 +103,7 @@ func TestZkCli(t *testing.T) {
 		"Created /c/s-0000000000",
 		"Created /cont",
 		"Created /ttl",
-		"cversion = 2",   // get -s /c after two child creates: stored count 2, 2*2-2
+		"cversion = 2", // get -s /c after two child creates: stored count 2, 2*2-2
 		"numChildren = 2",
 		"world",
 		"/c/e\n/c/s-0000000000",
