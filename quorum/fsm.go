@@ -159,9 +159,15 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	binary.BigEndian.PutUint32(hdr[:4], snapshotVersion)
 	binary.BigEndian.PutUint64(hdr[4:], uint64(f.lastZxid.Load()))
 	buf.Write(hdr[:])
-	if err := f.tree.WriteSnapshot(&buf); err != nil {
+	// The tree goes in length-prefixed, so its reader cannot read into the sessions.
+	var tree bytes.Buffer
+	if err := f.tree.WriteSnapshot(&tree); err != nil {
 		return nil, err
 	}
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(tree.Len()))
+	buf.Write(n[:])
+	buf.Write(tree.Bytes())
 	if err := f.sessions.Encode(&buf); err != nil {
 		return nil, err
 	}
@@ -182,7 +188,11 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("quorum: snapshot version %d, want %d", v, snapshotVersion)
 	}
 	zxid := int64(binary.BigEndian.Uint64(hdr[8:]))
-	tree, err := datatree.ReadSnapshot(rc, f.opts)
+	var n [8]byte
+	if _, err := io.ReadFull(rc, n[:]); err != nil {
+		return fmt.Errorf("quorum: snapshot tree length: %w", err)
+	}
+	tree, err := datatree.ReadSnapshot(io.LimitReader(rc, int64(binary.BigEndian.Uint64(n[:]))), f.opts)
 	if err != nil {
 		return err
 	}
