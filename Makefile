@@ -51,7 +51,7 @@ verify-layers:
 
 # zkraft vs Apache ZooKeeper 3.8, same machine, same run.
 bench: deps build
-	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64 --duration 5s
+	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,446 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// errExhausted is returned by an operation that has nothing left to do (the delete
+// workload out of prepared nodes); it ends the cell for every worker.
+var errExhausted = errors.New("out of prepared work")
+
+const (
+	sessionTimeout  = 15 * time.Second
+	connectTimeout  = 10 * time.Second
+	bulkBatch       = 100 // operations per multi in untimed preparation and cleanup
+	maxConsecErrors = 100 // a worker that fails this often in a row ends the cell
+	dataDirs        = 100 // the read data set: dataDirs dirs of dataChildren nodes each
+	dataChildren    = 10
+)
+
+var worldACL = zk.WorldACL(zk.PermAll)
+
+// bench is one run: its config and the znode prefix every path of the run lives under,
+// unique per run so that an external server can be measured twice.
+type bench struct {
+	cfg   config
+	root  string
+	value []byte
+
+	dataDirs  []string // the read data set, see prepareData
+	dataPaths []string
+}
+
+// cell is one workload at one session count on one target.
+type cell struct {
+	b     *bench
+	t     *target
+	conns []*zk.Conn
+	base  string // a znode of its own, below root
+
+	duration time.Duration // of the timed part
+
+	workers []*worker // kept by workloads whose cleanup needs them
+}
+
+// stats is what the timed part of a cell produced.
+type stats struct {
+	hist    histogram
+	ops     uint64
+	errs    uint64
+	elapsed time.Duration
+	note    string
+	err     error // the cell could not run or was cut short by errors
+}
+
+func newBench(cfg config) *bench {
+	v := make([]byte, cfg.valueSize)
+	for i := range v {
+		v[i] = 'a' + byte(i%26)
+	}
+	b := &bench{
+		cfg:   cfg,
+		root:  "/zkbench-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+		value: v,
+	}
+	for d := range dataDirs {
+		dir := fmt.Sprintf("%s/data/d%02d", b.root, d)
+		b.dataDirs = append(b.dataDirs, dir)
+		for n := range dataChildren {
+			b.dataPaths = append(b.dataPaths, fmt.Sprintf("%s/n%d", dir, n))
+		}
+	}
+	return b
+}
+
+// runBench measures every workload at every session count on every target. Cells
+// interleave the targets (workload W at S sessions on the first target, then on the
+// second), so a slow drift of the machine affects both alike.
+func runBench(cfg config, targets []*target) *report {
+	b := newBench(cfg)
+	rep := &report{cfg: cfg, started: time.Now()}
+	for _, t := range targets {
+		rep.targets = append(rep.targets, t.name)
+		if err := b.setupTarget(t); err != nil {
+			t.down = fmt.Errorf("setup: %w", err)
+			cfg.logf("%s: %v", t.name, t.down)
+		}
+	}
+	for _, name := range cfg.workloads {
+		w := workloadByName(name)
+		for _, s := range cfg.sessions {
+			for _, t := range targets {
+				cfg.logf("%s: %s, %d sessions", t.name, w.name, s)
+				st := b.runCell(t, w, s)
+				res := newResult(t, w, s, cfg, st)
+				if st.err != nil {
+					cfg.logf("%s: %s, %d sessions: %v", t.name, w.name, s, st.err)
+				} else {
+					cfg.logf("%s: %s, %d sessions: %.0f ops/s, p99 %v", t.name, w.name, s, res.OpsPerSec, st.hist.quantile(0.99))
+				}
+				rep.results = append(rep.results, res)
+			}
+		}
+	}
+	for _, t := range targets {
+		b.teardownTarget(t)
+	}
+	return rep
+}
+
+// setupTarget creates the run's root and the read data set, then warms the server up.
+func (b *bench) setupTarget(t *target) error {
+	conns, err := connectAll(t.addr, 4)
+	if err != nil {
+		return err
+	}
+	defer closeAll(conns)
+	if _, err := conns[0].Create(b.root, nil, 0, worldACL); err != nil {
+		return fmt.Errorf("create %s: %w", b.root, err)
+	}
+	if err := b.prepareData(conns); err != nil {
+		return err
+	}
+	t.data = true
+	if b.cfg.warmup > 0 {
+		b.cfg.logf("%s: warmup %v", t.name, b.cfg.warmup)
+		c := &cell{b: b, t: t, conns: conns, duration: b.cfg.warmup}
+		c.drive(mixedOp)
+	}
+	return nil
+}
+
+func (b *bench) teardownTarget(t *target) {
+	if !t.data || t.down != nil {
+		return
+	}
+	conns, err := connectAll(t.addr, 4)
+	if err != nil {
+		return
+	}
+	defer closeAll(conns)
+	bulkDelete(conns, b.dataPaths)
+	bulkDelete(conns, b.dataDirs)
+	_ = conns[0].Delete(b.root+"/data", -1)
+	_ = conns[0].Delete(b.root, -1)
+}
+
+func (b *bench) prepareData(conns []*zk.Conn) error {
+	ops := []any{&zk.CreateRequest{Path: b.root + "/data", Acl: worldACL}}
+	for _, d := range b.dataDirs {
+		ops = append(ops, &zk.CreateRequest{Path: d, Acl: worldACL})
+	}
+	// The parents must exist before the batches that fill them run in parallel.
+	if _, err := conns[0].Multi(ops...); err != nil {
+		return fmt.Errorf("prepare data: %w", err)
+	}
+	ops = ops[:0]
+	for _, p := range b.dataPaths {
+		ops = append(ops, &zk.CreateRequest{Path: p, Data: b.value, Acl: worldACL})
+	}
+	if err := bulk(conns, ops); err != nil {
+		return fmt.Errorf("prepare data: %w", err)
+	}
+	return nil
+}
+
+// runCell opens the sessions, lets the workload prepare, drives it, cleans up, and
+// closes the sessions; preparation, cleanup and connecting are never timed.
+func (b *bench) runCell(t *target, w *workload, sessions int) stats {
+	if t.down != nil {
+		return stats{err: fmt.Errorf("skipped: %w", t.down)}
+	}
+	conns, err := connectAll(t.addr, sessions+w.extraSessions)
+	if err != nil {
+		// Loopback connections do not fail for a while and then work again: the
+		// server is gone, and waiting for it in every later cell would only burn time.
+		t.down = err
+		return stats{err: err}
+	}
+	defer closeAll(conns)
+	c := &cell{
+		b:        b,
+		t:        t,
+		conns:    conns,
+		base:     fmt.Sprintf("%s/%s-%d", b.root, w.name, sessions),
+		duration: b.cfg.duration,
+	}
+	if _, err := conns[0].Create(c.base, b.value, 0, worldACL); err != nil {
+		return stats{err: fmt.Errorf("create %s: %w", c.base, err)}
+	}
+	st := w.run(c)
+	if w.cleanup != nil {
+		w.cleanup(c)
+	}
+	// Children left behind (ephemerals of sessions not yet closed) make this fail;
+	// the base is then left in place, which costs nothing but a few bytes.
+	_ = conns[0].Delete(c.base, -1)
+	return st
+}
+
+// worker is the state of one load goroutine: which session it uses, its own random
+// source and its own counters.
+type worker struct {
+	c    *cell
+	id   int
+	conn *zk.Conn
+	rng  *rand.Rand
+	n    int // nodes used so far, for workloads that name nodes after it
+	// limit is the number of nodes prepared for this worker (delete workload).
+	limit int
+}
+
+// opFunc is one timed operation of a worker.
+type opFunc func(w *worker) error
+
+// drive runs depth workers per session, each calling op back to back until the duration
+// is over (or op reports errExhausted), and times every call.
+func (c *cell) drive(op opFunc) stats { return c.driveWorkers(c.newWorkers(len(c.conns)), op) }
+
+func (c *cell) newWorkers(sessions int) []*worker {
+	depth := c.b.cfg.depth
+	ws := make([]*worker, sessions*depth)
+	for i := range ws {
+		ws[i] = &worker{c: c, id: i, conn: c.conns[i%sessions], rng: rand.New(rand.NewPCG(uint64(i), 0x5eed))}
+	}
+	return ws
+}
+
+func (c *cell) driveWorkers(ws []*worker, op opFunc) stats {
+	type outcome struct {
+		hist      histogram
+		ops, errs uint64
+		lastErr   error
+		exhausted bool
+		aborted   bool
+	}
+	var (
+		stop atomic.Bool
+		wg   sync.WaitGroup
+	)
+	outs := make([]outcome, len(ws))
+	start := time.Now()
+	deadline := start.Add(c.duration)
+	var exhaustedAt atomic.Int64
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := &outs[i]
+			consecutive := 0
+			for !stop.Load() {
+				t0 := time.Now()
+				if !t0.Before(deadline) {
+					return
+				}
+				err := op(w)
+				d := time.Since(t0)
+				switch {
+				case err == nil:
+					o.ops++
+					consecutive = 0
+					o.hist.record(d)
+				case errors.Is(err, errExhausted):
+					o.exhausted = true
+					exhaustedAt.CompareAndSwap(0, int64(time.Since(start)))
+					stop.Store(true)
+				default:
+					o.errs++
+					o.lastErr = err
+					if consecutive++; consecutive >= maxConsecErrors {
+						o.aborted = true
+						stop.Store(true)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := stats{elapsed: time.Since(start)}
+	var lastErr error
+	for i := range outs {
+		o := &outs[i]
+		total.hist.merge(&o.hist)
+		total.ops += o.ops
+		total.errs += o.errs
+		if o.lastErr != nil {
+			lastErr = o.lastErr
+		}
+		if o.aborted && total.err == nil {
+			total.err = fmt.Errorf("%d errors in a row: %w", maxConsecErrors, o.lastErr)
+		}
+	}
+	if at := exhaustedAt.Load(); at != 0 {
+		total.note = fmt.Sprintf("ran out of prepared nodes after %.2fs", time.Duration(at).Seconds())
+	}
+	if total.errs > 0 {
+		total.note = joinNote(total.note, fmt.Sprintf("%d errors, last: %v", total.errs, lastErr))
+	}
+	return total
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// connectAll opens n sessions in parallel and waits until each has one.
+func connectAll(addr string, n int) ([]*zk.Conn, error) {
+	conns := make([]*zk.Conn, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			conns[i], errs[i] = connect(addr)
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	var first error
+	for _, err := range errs {
+		if err != nil {
+			if failed++; first == nil {
+				first = err
+			}
+		}
+	}
+	if failed > 0 {
+		closeAll(conns)
+		return nil, fmt.Errorf("%d of %d sessions failed, first: %w", failed, n, first)
+	}
+	return conns, nil
+}
+
+func connect(addr string) (*zk.Conn, error) {
+	conn, events, err := zk.Connect([]string{addr}, sessionTimeout, zk.WithLogger(quietLogger{}), zk.WithLogInfo(false))
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.NewTimer(connectTimeout)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return nil, fmt.Errorf("connect %s: connection closed", addr)
+			}
+			if ev.State == zk.StateHasSession {
+				return conn, nil
+			}
+			if ev.State == zk.StateAuthFailed || ev.State == zk.StateExpired {
+				conn.Close()
+				return nil, fmt.Errorf("connect %s: %v", addr, ev.State)
+			}
+		case <-timeout.C:
+			conn.Close()
+			return nil, fmt.Errorf("connect %s: no session after %v", addr, connectTimeout)
+		}
+	}
+}
+
+func closeAll(conns []*zk.Conn) {
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		if c == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
+
+// bulk applies ops in multis of bulkBatch, spread over the sessions, a few in flight per
+// session. It is for untimed preparation and cleanup only.
+func bulk(conns []*zk.Conn, ops []any) error {
+	var (
+		mu     sync.Mutex
+		failed int
+		first  error
+	)
+	batches := bulkWith(conns, ops, func(conn *zk.Conn, batch []any) {
+		if _, err := conn.Multi(batch...); err != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			if failed++; first == nil {
+				first = err
+			}
+		}
+	})
+	if failed > 0 {
+		return fmt.Errorf("%d of %d multis failed, first: %w", failed, batches, first)
+	}
+	return nil
+}
+
+// bulkWith cuts ops into batches of bulkBatch and calls apply for each, from a few
+// goroutines per session. It returns the number of batches.
+func bulkWith(conns []*zk.Conn, ops []any, apply func(conn *zk.Conn, batch []any)) int {
+	var batches [][]any
+	for len(ops) > 0 {
+		n := min(bulkBatch, len(ops))
+		batches = append(batches, ops[:n])
+		ops = ops[n:]
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for i := range min(len(conns)*4, 64, len(batches)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn := conns[i%len(conns)]
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= len(batches) {
+					return
+				}
+				apply(conn, batches[j])
+			}
+		}()
+	}
+	wg.Wait()
+	return len(batches)
+}

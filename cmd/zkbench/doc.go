@@ -1,0 +1,76 @@
+// Command zkbench is the load generator behind `make bench`: it runs the same workloads
+// against zkraft and against Apache ZooKeeper 3.8, in one run on the same machine, and
+// prints their figures side by side with the ratio zkraft/zookeeper.
+//
+// Usage:
+//
+//	zkbench [--targets zkraft,zookeeper [--zkraft-binary bin/zkraft] | --addr host:port [--pid N]]
+//	        [--sessions 1,16,64] [--duration 5s] [--warmup 2s] [--depth 4]
+//	        [--workloads create,set,get,exists,getChildren,delete,multi,mixed,lock,watch]
+//	        [--value-size 100] [--json results.json] [--quiet]
+//
+// # Servers
+//
+// Each target is started by server/ztest on a free loopback port with a fresh data dir
+// and default settings (both fsync every write), except that maxClientCnxns=0 lifts the
+// limit of 60 connections per address so that 64 sessions fit; all are stopped at the
+// end. zkraft is the binary given by --zkraft-binary, by default a zkraft next to the
+// zkbench executable (bin/ after `make build`), else ztest builds ./cmd/zkraft. With --addr an already
+// running server is measured instead (RSS only if --pid is given). All znodes of a run
+// live under /zkbench-<id>, removed at the end.
+//
+// Before the first cell each server gets the read data set (100 dirs of 10 nodes each,
+// --value-size bytes per node, created with multis) and --warmup of the mixed workload,
+// so ZooKeeper's JIT has compiled its hot paths before anything is measured.
+//
+// # What is measured
+//
+// A cell is one workload at one session count on one target. The cells interleave the
+// targets (workload W at S sessions on zkraft, then on ZooKeeper, then the next S), so a
+// drift of the machine during the run hits both alike. For each cell zkbench opens S new
+// sessions (one github.com/go-zookeeper/zk Conn, that is one TCP connection, each), lets
+// the workload prepare untimed, runs the timed part for --duration, cleans up untimed,
+// and closes the sessions. It reports:
+//
+//   - ops/s: operations completed in the timed part divided by its length;
+//   - p50, p99, p99.9 latency of one operation, from the call to its return, recorded in
+//     a log-linear histogram (HdrHistogram-like, 64 sub-buckets per power of two: fixed
+//     memory, values within 1.6%, reported at the bucket's upper edge);
+//   - the server's RSS after the cell: VmRSS from /proc/<pid>/status of the server
+//     process (for ZooKeeper the JVM, so it includes the heap the JVM has claimed, used
+//     or not) plus any child processes.
+//
+// Failed operations are counted, not timed; a worker that fails 100 times in a row ends
+// its cell, which is then reported as failed (n/a in the table) and zkbench exits 1.
+//
+// # Load shape
+//
+// The go-zookeeper client pipelines: concurrent calls on one Conn are written to the
+// socket as they come and matched to their replies by xid, but it has no asynchronous
+// API. So each session is driven by --depth goroutines (default 4) calling back to back
+// (a closed loop), which keeps up to depth requests in flight per session; 64 sessions
+// keep up to 256 in flight, which saturates a server rather than the client's round
+// trips. The client's cost (its reflective codec, one write syscall per request) is the
+// same for both servers; on a machine with few cores it shares the CPUs with the server,
+// so absolute figures are lower than on separate machines, and the ratios are the point.
+//
+// Workloads (the table's legend says what one op is):
+//
+//   - create: persistent nodes with a value, unique names in one parent per cell;
+//   - set, get, exists, getChildren: on random nodes (dirs) of the read data set;
+//   - delete: single deletes of nodes prepared with multis, untimed, for at most half the
+//     duration; if a worker runs out the cell ends early and the report says so;
+//   - multi: 3 creates per multi (one op = one multi);
+//   - mixed: 90% getData, 10% setData on the read data set;
+//   - lock: every session takes and releases one lock with ZooKeeper's recipe (create
+//     -e -s, getChildren, watch the predecessor); one op = one acquisition, its latency
+//     from the create to holding the lock; one goroutine per session (--depth unused);
+//   - watch: S sessions watch one node and one extra session sets it, in lock-step
+//     rounds (the next set only when every watcher was notified and has set its watch
+//     again); one op = one notification, its latency from the set being sent to the
+//     event arriving.
+//
+// Nodes created by create and multi, and the prepared nodes delete left, are deleted
+// with multis after the timed part, so the tree is the same size at the start of every
+// cell and RSS compares like with like.
+package main

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// skipOrFail skips when the reference server is missing, unless CI asked for it
+// (ZKRAFT_REQUIRE_CLIENTS=1, as `make test` sets).
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("ZKRAFT_REQUIRE_CLIENTS") == "1" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// TestSmokeZooKeeper runs one short workload against a real ZooKeeper and checks that
+// it measured something and that the table has its columns.
+func TestSmokeZooKeeper(t *testing.T) {
+	if _, err := exec.LookPath("java"); err != nil {
+		skipOrFail(t, "java not found: ZooKeeper cannot run here")
+	}
+	cfg := defaultConfig()
+	cfg.targets = []string{"zookeeper"}
+	cfg.workloads = []string{"get"}
+	cfg.sessions = []int{1}
+	cfg.duration = 300 * time.Millisecond
+	cfg.warmup = 0
+	cfg.logf = t.Logf
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	targets, errs := startTargets(cfg)
+	defer stopTargets(cfg, targets)
+	if len(errs) > 0 || len(targets) == 0 {
+		skipOrFail(t, "ZooKeeper did not start: %v", errs)
+	}
+	rep := runBench(cfg, targets)
+	res := rep.find("zookeeper", "get", 1)
+	if res == nil {
+		t.Fatal("no result for get, 1 session")
+	}
+	if res.Error != "" || res.Ops == 0 || res.OpsPerSec <= 0 {
+		t.Fatalf("result: %+v", *res)
+	}
+	if res.P50Ms <= 0 || res.P50Ms > res.P99Ms || res.P99Ms > res.P999Ms {
+		t.Errorf("latencies out of order: %+v", *res)
+	}
+	if res.RSSBytes <= 0 {
+		t.Errorf("no RSS for the ZooKeeper process")
+	}
+	var buf bytes.Buffer
+	rep.writeTable(&buf)
+	t.Log("\n" + buf.String())
+	checkTable(t, buf.String(), []string{"zookeeper"}, false)
+	if !rowFor(buf.String(), "get", "1") {
+		t.Errorf("no row for get, 1 session")
+	}
+}
+
+// TestTableTwoTargets checks the side-by-side layout and the ratios without servers.
+func TestTableTwoTargets(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.workloads = []string{"get", "lock"}
+	cfg.sessions = []int{1, 16}
+	rep := &report{cfg: cfg, started: time.Now(), targets: []string{"zkraft", "zookeeper"}}
+	for _, w := range cfg.workloads {
+		for _, s := range cfg.sessions {
+			rep.results = append(rep.results,
+				result{Target: "zkraft", Workload: w, Sessions: s, Ops: 100, OpsPerSec: 2000, P50Ms: 0.5, P99Ms: 1, P999Ms: 2, RSSBytes: 50 << 20},
+				result{Target: "zookeeper", Workload: w, Sessions: s, Ops: 100, OpsPerSec: 1000, P50Ms: 1, P99Ms: 2, P999Ms: 4, RSSBytes: 200 << 20})
+		}
+	}
+	rep.results[len(rep.results)-1].Error = "boom"
+	var buf bytes.Buffer
+	rep.writeTable(&buf)
+	out := buf.String()
+	checkTable(t, out, []string{"zkraft", "zookeeper"}, true)
+	for _, want := range []string{"2.00x", "0.50x", "0.25x", "n/a", "FAILED: boom"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if !rowFor(out, "lock", "16") {
+		t.Errorf("no row for lock, 16 sessions:\n%s", out)
+	}
+
+	path := filepath.Join(t.TempDir(), "out.json")
+	if err := rep.writeJSONFile(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got jsonReport
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Results) != 8 || len(got.Ratios) != 4 {
+		t.Fatalf("json: %d results, %d ratios", len(got.Results), len(got.Ratios))
+	}
+	if r := got.Ratios[0]; r.OpsPerSec == nil || *r.OpsPerSec != 2 || r.RSS == nil || *r.RSS != 0.25 {
+		t.Errorf("json ratios[0] = %+v", r)
+	}
+	if r := got.Ratios[3]; r.OpsPerSec != nil {
+		t.Errorf("json ratio of a failed cell = %v, want null", *r.OpsPerSec)
+	}
+}
+
+func checkTable(t *testing.T, out string, targets []string, ratio bool) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	var groups, names []string
+	for i, l := range lines {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "workload" && f[1] == "sessions" {
+			names = f
+			groups = strings.Fields(lines[i-1])
+			break
+		}
+	}
+	if names == nil {
+		t.Fatalf("no header line:\n%s", out)
+	}
+	// "p50 ms" is two fields once split.
+	wantGroups := []string{"ops/s", "p50", "ms", "p99", "ms", "p99.9", "ms", "RSS", "MiB"}
+	if !slices.Equal(groups, wantGroups) {
+		t.Errorf("metric groups %q, want %q", groups, wantGroups)
+	}
+	per := slices.Clone(targets)
+	if ratio {
+		per = append(per, "ratio")
+	}
+	want := []string{"workload", "sessions"}
+	for range 5 {
+		want = append(want, per...)
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("columns %q, want %q", names, want)
+	}
+}
+
+func rowFor(out, workload, sessions string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == workload && f[1] == sessions {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHistogramQuantiles(t *testing.T) {
+	var h histogram
+	var samples []time.Duration
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		d := time.Duration(r.ExpFloat64() * float64(300*time.Microsecond))
+		samples = append(samples, d)
+		h.record(d)
+	}
+	slices.Sort(samples)
+	for _, q := range []float64{0.5, 0.99, 0.999} {
+		exact := samples[int(q*float64(len(samples)))-1]
+		got := h.quantile(q)
+		if got < exact || float64(got-exact) > 0.02*float64(exact)+1 {
+			t.Errorf("q%v = %v, exact %v", q, got, exact)
+		}
+	}
+	for _, ns := range []uint64{0, 1, 63, 64, 65, 127, 128, 1000, 1 << 20, 1<<40 - 1} {
+		i := bucketOf(ns)
+		if hi := bucketHigh(i); hi < ns || (i > 0 && bucketHigh(i-1) >= ns) {
+			t.Errorf("value %d: bucket %d covers up to %d, previous up to %d", ns, i, hi, bucketHigh(i-1))
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	cfg := defaultConfig()
+	if err := parseFlags(&cfg, []string{"--sessions", "2,8", "--workloads", "get,lock", "--duration", "1s"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.sessions, []int{2, 8}) || !slices.Equal(cfg.workloads, []string{"get", "lock"}) || cfg.duration != time.Second {
+		t.Errorf("parsed %+v", cfg)
+	}
+	for _, bad := range [][]string{{"--workloads", "nope"}, {"--targets", "etcd"}, {"--sessions", "0"}, {"--depth", "0"}} {
+		cfg := defaultConfig()
+		if err := parseFlags(&cfg, bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,283 @@
+// Package ztest starts real servers for tests and benchmarks: zkraft (its built binary)
+// and Apache ZooKeeper 3.8 from Debian's package, each on a free loopback port with a
+// temporary data dir, configured through the same zoo.cfg keys. Every server started
+// must be stopped; Stop also removes its data dir.
+package ztest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options configure a server start.
+type Options struct {
+	ExtraConfig map[string]string // extra zoo.cfg keys
+	Binary      string            // zkraft binary; "" builds ./cmd/zkraft once per process
+	Logf        func(format string, args ...any)
+}
+
+// Server is one running server process.
+type Server struct {
+	Name    string // "zookeeper" or "zkraft"
+	Addr    string // 127.0.0.1:port
+	Port    int
+	DataDir string
+	Cmd     *exec.Cmd
+
+	tmp    string
+	waited chan struct{}
+}
+
+const (
+	zooKeeperJars = "/usr/share/java"
+	systemPython  = "/usr/bin/python3"
+)
+
+// Available is nil when java, the ZooKeeper jars and kazoo are installed, or the reason.
+func Available() error {
+	if _, err := exec.LookPath("java"); err != nil {
+		return errors.New("java is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(zooKeeperJars, "zookeeper.jar")); err != nil {
+		return errors.New("Debian's zookeeper package is not installed")
+	}
+	if exec.Command(systemPython, "-c", "import kazoo").Run() != nil {
+		return errors.New("python3-kazoo is not installed")
+	}
+	return nil
+}
+
+// FreePort returns a loopback port nobody listens on now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+var (
+	buildOnce sync.Once
+	built     string
+	buildErr  error
+)
+
+// zkraftBinary builds ./cmd/zkraft into a temp dir once per process.
+func zkraftBinary() (string, error) {
+	buildOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			buildErr = fmt.Errorf("go env GOMOD: %w", err)
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		dir, err := os.MkdirTemp("", "ztest-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		built = filepath.Join(dir, "zkraft")
+		cmd := exec.Command("go", "build", "-o", built, "./cmd/zkraft")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/zkraft: %v\n%s", err, out)
+		}
+	})
+	return built, buildErr
+}
+
+func writeConfig(dir string, port int, base, extra map[string]string) (string, error) {
+	keys := map[string]string{}
+	for k, v := range base {
+		keys[k] = v
+	}
+	for k, v := range extra {
+		keys[k] = v
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		fmt.Fprintf(&b, "%s=%s\n", k, keys[k])
+	}
+	path := filepath.Join(dir, "zoo.cfg")
+	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+func baseConfig(dataDir string, port int) map[string]string {
+	return map[string]string{
+		"tickTime":               "2000",
+		"dataDir":                dataDir,
+		"clientPort":             fmt.Sprint(port),
+		"clientPortAddress":      "127.0.0.1",
+		"4lw.commands.whitelist": "*",
+	}
+}
+
+// StartZooKeeper starts Apache ZooKeeper 3.8 with extended types (TTL nodes) enabled.
+func StartZooKeeper(opts Options) (*Server, error) {
+	if _, err := os.Stat(filepath.Join(zooKeeperJars, "zookeeper.jar")); err != nil {
+		return nil, errors.New("ztest: Debian's zookeeper package is not installed")
+	}
+	base := func(dataDir string, port int) map[string]string {
+		m := baseConfig(dataDir, port)
+		m["admin.enableServer"] = "false"
+		return m
+	}
+	return start("zookeeper", opts, base, func(cfg, tmp string) *exec.Cmd {
+		cmd := exec.Command("java", "-Xmx512m", "-Dzookeeper.extendedTypesEnabled=true",
+			"-Dzookeeper.log.dir="+tmp, "-Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties",
+			"-cp", zooKeeperJars+"/*:/etc/zookeeper/conf", "org.apache.zookeeper.server.ZooKeeperServerMain", cfg)
+		return cmd
+	})
+}
+
+// StartZkraft starts the zkraft binary with `start --config`.
+func StartZkraft(opts Options) (*Server, error) {
+	bin := opts.Binary
+	if bin == "" {
+		var err error
+		if bin, err = zkraftBinary(); err != nil {
+			return nil, err
+		}
+	}
+	return start("zkraft", opts, baseConfig, func(cfg, _ string) *exec.Cmd {
+		return exec.Command(bin, "start", "--config", cfg)
+	})
+}
+
+func start(name string, opts Options, base func(string, int) map[string]string, command func(cfg, tmp string) *exec.Cmd) (*Server, error) {
+	tmp, err := os.MkdirTemp("", "ztest-"+name)
+	if err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	dataDir := filepath.Join(tmp, "data")
+	cfg, err := writeConfig(tmp, port, base(dataDir, port), opts.ExtraConfig)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	cmd := command(cfg, tmp)
+	logf, err := os.Create(filepath.Join(tmp, name+".log"))
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	s := &Server{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, DataDir: dataDir, Cmd: cmd, tmp: tmp, waited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		logf.Close()
+		close(s.waited)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if out, err := FourLetter(s.Addr, "ruok"); err == nil && out == "imok" {
+			if opts.Logf != nil {
+				opts.Logf("ztest: %s serving on %s (pid %d)", name, s.Addr, cmd.Process.Pid)
+			}
+			return s, nil
+		}
+		select {
+		case <-s.waited:
+			log, _ := os.ReadFile(filepath.Join(tmp, name+".log"))
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("ztest: %s exited during start:\n%s", name, tail(log))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(tmp, name+".log"))
+	s.Stop()
+	return nil, fmt.Errorf("ztest: %s did not answer ruok within 60s:\n%s", name, tail(log))
+}
+
+func tail(b []byte) string {
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// Stop sends SIGTERM, then SIGKILL after 5 s, and removes the data dir.
+func (s *Server) Stop() error {
+	s.signal(syscall.SIGTERM)
+	select {
+	case <-s.waited:
+	case <-time.After(5 * time.Second):
+		s.signal(syscall.SIGKILL)
+		<-s.waited
+	}
+	return os.RemoveAll(s.tmp)
+}
+
+// Kill sends SIGKILL and waits; the data dir stays (crash tests restart on it).
+func (s *Server) Kill() error {
+	s.signal(syscall.SIGKILL)
+	<-s.waited
+	return nil
+}
+
+func (s *Server) signal(sig syscall.Signal) {
+	if s.Cmd.Process != nil {
+		syscall.Kill(-s.Cmd.Process.Pid, sig) // the whole process group
+	}
+}
+
+// Log returns what the server printed so far.
+func (s *Server) Log() string {
+	b, _ := os.ReadFile(filepath.Join(s.tmp, s.Name+".log"))
+	return string(b)
+}
+
+// FourLetter sends a four-letter word and reads the answer to EOF (5 s deadline).
+func FourLetter(addr, cmd string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(cmd)); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return b.String(), err
+			}
+			return b.String(), nil
+		}
+	}
+}
