@@ -24,7 +24,7 @@ deps:
 # The whole suite: formatting, vet, layering, generated code, unit, fuzz seeds, and the
 # real-client and differential tests.
 test: deps verify
-	ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -race -timeout $(TIMEOUT) $(PKGS)
+	ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
 
 unit:
 	$(GO) test -race -timeout $(TIMEOUT) ./jute/... ./datatree/... ./session/... ./watch/... ./quorum/...
