@@ -25,6 +25,7 @@ func (c *conn) authenticate(p *pending) {
 		// The connection already has its ip identity.
 	default:
 		c.srv.log.Warn("authentication failed: unknown scheme", "scheme", a.Scheme, "client", c.nc.RemoteAddr().String())
+		c.srv.stats.authFailed.Add(1)
 		p.err = jute.ErrAuthFailed
 		p.close = true
 	}

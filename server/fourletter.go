@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +52,8 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	if !ok {
 		return false
 	}
+	c.recv.Add(1)
+	c.srv.stats.received.Add(1)
 	var b strings.Builder
 	if !c.srv.cfg.fourLetterAllowed(cmd) {
 		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
@@ -67,9 +70,7 @@ func (s *Server) connList() []*conn {
 	defer s.mu.Unlock()
 	out := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
-		if c.sessionID() != 0 {
-			out = append(out, c)
-		}
+		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].sessionID() < out[j].sessionID() })
 	return out
@@ -99,7 +100,7 @@ func (s *Server) writeStat(b *strings.Builder, clients bool) {
 		b.WriteString("\n")
 	}
 	min, avg, max := s.stats.latency()
-	fmt.Fprintf(b, "Latency min/avg/max: %d/%.4f/%d\n", min, avg, max)
+	fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", min, javaDouble(avg), max)
 	fmt.Fprintf(b, "Received: %d\n", s.stats.received.Load())
 	fmt.Fprintf(b, "Sent: %d\n", s.stats.sent.Load())
 	fmt.Fprintf(b, "Connections: %d\n", len(s.connList()))
@@ -111,7 +112,11 @@ func (s *Server) writeStat(b *strings.Builder, clients bool) {
 
 // describe writes one connection as cons (full) or stat (brief) lists it.
 func (c *conn) describe(b *strings.Builder, full bool) {
-	fmt.Fprintf(b, " /%s[1](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr().String(), len(c.pending), c.recv.Load(), c.sent.Load())
+	interest := 1
+	if c.sessionID() == 0 {
+		interest = 0 // not past the handshake (a four-letter word, for one)
+	}
+	fmt.Fprintf(b, " /%s[%d](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr().String(), interest, len(c.pending), c.recv.Load(), c.sent.Load())
 	if full {
 		fmt.Fprintf(b, ",sid=0x%x,lop=NA,est=%d,to=%d", c.sessionID(), c.started.UnixMilli(), c.timeout)
 	}
@@ -175,12 +180,12 @@ func (s *Server) writeEnvi(b *strings.Builder) {
 
 func (s *Server) writeMntr(b *strings.Builder) {
 	min, avg, max := s.stats.latency()
-	watchers, _, watches := s.node.FSM.Watches.Stats()
-	_ = watchers
-	var nodes, ephemerals int
+	_, _, watches := s.node.FSM.Watches.Stats()
+	var nodes, ephemerals, sessions int
 	var dataSize int64
-	s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {
+	s.node.FSM.Read(func(t *datatree.Tree, st *session.Table) {
 		nodes = t.NodeCount()
+		sessions = st.Len()
 		for _, paths := range t.EphemeralSessions() {
 			ephemerals += len(paths)
 		}
@@ -197,11 +202,14 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv("num_alive_connections", len(s.connList()))
 	kv("packets_received", s.stats.received.Load())
 	kv("packets_sent", s.stats.sent.Load())
-	kv("avg_latency", fmt.Sprintf("%.4f", avg))
+	kv("avg_latency", javaDouble(avg))
 	kv("max_latency", max)
 	kv("min_latency", min)
 	kv("uptime", time.Since(s.start).Milliseconds())
-	kv("last_zxid", s.node.FSM.LastZxid())
+	kv("global_sessions", sessions)
+	kv("local_sessions", 0)
+	kv("auth_failed_count", s.stats.authFailed.Load())
+	kv("connection_rejected", s.stats.rejected.Load())
 	kv("open_file_descriptor_count", openFDs())
 	kv("max_file_descriptor_count", maxFDs())
 }
@@ -212,6 +220,7 @@ func (s *Server) writeWchs(b *strings.Builder) {
 }
 
 func (s *Server) writeWchc(b *strings.Builder) {
+	defer b.WriteString("\n")
 	for _, c := range s.connList() {
 		paths := s.node.FSM.Watches.PathsOf(c)
 		if len(paths) == 0 {
@@ -225,6 +234,7 @@ func (s *Server) writeWchc(b *strings.Builder) {
 }
 
 func (s *Server) writeWchp(b *strings.Builder) {
+	defer b.WriteString("\n")
 	reg := s.node.FSM.Watches
 	for _, p := range reg.WatchedPaths() {
 		fmt.Fprintf(b, "%s\n", p)
@@ -249,9 +259,16 @@ func (s *Server) writeDump(b *strings.Builder) {
 		sessions = st.All()
 	})
 	b.WriteString("SessionTracker dump:\n")
-	fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
-	for _, ss := range sessions {
-		fmt.Fprintf(b, "0x%x\t%dms\n", ss.ID, ss.Timeout)
+	// zkraft keeps expiry deadlines on the leader's tracker, not per server; sessions are
+	// listed as one set with their timeouts.
+	if len(sessions) == 0 {
+		b.WriteString("Session Sets (0)/(0):\n")
+	} else {
+		fmt.Fprintf(b, "Session Sets (1)/(%d):\n", len(sessions))
+		b.WriteString("sessions with timeout:\n")
+		for _, ss := range sessions {
+			fmt.Fprintf(b, "\t0x%x\t%dms\n", ss.ID, ss.Timeout)
+		}
 	}
 	b.WriteString("ephemeral nodes dump:\n")
 	fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(eph))
@@ -267,7 +284,11 @@ func (s *Server) writeDump(b *strings.Builder) {
 		}
 	}
 	b.WriteString("Connections dump:\n")
-	fmt.Fprintf(b, "Connections Sets (%d)/(%d)\n", 1, len(s.connList()))
+	conns := s.connList()
+	fmt.Fprintf(b, "Connections Sets (1)/(%d):\n", len(conns))
+	for _, c := range conns {
+		fmt.Fprintf(b, "\tip: /%s sessionId: 0x%x\n", c.nc.RemoteAddr().String(), c.sessionID())
+	}
 }
 
 func (s *Server) writeDirs(b *strings.Builder) {
@@ -277,6 +298,16 @@ func (s *Server) writeDirs(b *strings.Builder) {
 		logDir = s.cfg.DataLogDir
 	}
 	fmt.Fprintf(b, "logdir_size: %d\n", dirSize(logDir))
+}
+
+// javaDouble prints f as Java's Double.toString does for the values latency takes
+// ("0.0", "1.5", "0.3333333333333333").
+func javaDouble(f float64) string {
+	out := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(out, ".") {
+		out += ".0"
+	}
+	return out
 }
 
 func openFDs() int {

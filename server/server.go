@@ -105,6 +105,7 @@ func (s *Server) acceptLoop() {
 		s.mu.Lock()
 		if s.closed || (s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns) {
 			s.mu.Unlock()
+			s.stats.rejected.Add(1)
 			s.log.Warn("too many connections", "ip", ip, "max", s.cfg.MaxClientCnxns)
 			nc.Close()
 			continue

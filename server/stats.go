@@ -8,7 +8,8 @@ import (
 
 // stats are the server-wide counters srvr, stat and mntr report; srst resets them.
 type stats struct {
-	received, sent atomic.Int64
+	received, sent       atomic.Int64
+	authFailed, rejected atomic.Int64
 
 	mu                    sync.Mutex
 	count                 int64
