@@ -172,8 +172,8 @@ func (c *conn) logReadErr(err error) {
 	}
 }
 
-// decode turns a frame into a pending request; false closes the connection (a record
-// that does not decode, as ZooKeeper closes it).
+// decode turns a frame into a pending request; false closes the connection (a frame
+// too short for a request header).
 func (c *conn) decode(frame []byte) (*pending, bool) {
 	d := jute.NewDecoder(frame)
 	var h jute.RequestHeader
@@ -190,8 +190,11 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 	if req != nil {
 		req.Decode(d)
 		if d.Err != nil {
-			c.srv.log.Warn("closing connection: undecodable request", "client", c.nc.RemoteAddr().String(), "op", h.Type, "err", d.Err)
-			return nil, false
+			// ZooKeeper answers a request body it cannot decode with MarshallingError
+			// and keeps the connection.
+			c.srv.log.Debug("undecodable request", "client", c.nc.RemoteAddr().String(), "op", h.Type, "err", d.Err)
+			p.err = jute.ErrMarshallingError
+			return p, true
 		}
 		p.req = req
 	}

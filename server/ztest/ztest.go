@@ -197,7 +197,8 @@ func start(name string, opts Options, base func(string, int) map[string]string, 
 	}()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if out, err := FourLetter(s.Addr, "ruok"); err == nil && out == "imok" {
+		// ruok answers before ZooKeeper serves; srvr reports a mode only once it does.
+		if out, err := FourLetter(s.Addr, "srvr"); err == nil && strings.Contains(out, "\nMode: ") {
 			if opts.Logf != nil {
 				opts.Logf("ztest: %s serving on %s (pid %d)", name, s.Addr, cmd.Process.Pid)
 			}
@@ -213,7 +214,7 @@ func start(name string, opts Options, base func(string, int) map[string]string, 
 	}
 	log, _ := os.ReadFile(filepath.Join(tmp, name+".log"))
 	s.Stop()
-	return nil, fmt.Errorf("ztest: %s did not answer ruok within 60s:\n%s", name, tail(log))
+	return nil, fmt.Errorf("ztest: %s did not serve within 60s:\n%s", name, tail(log))
 }
 
 func tail(b []byte) string {

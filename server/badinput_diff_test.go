@@ -1,0 +1,95 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/server/ztest"
+)
+
+// outcome is what a server does with one piece of bad input: answer (with an error
+// code) or close the connection, or neither within the deadline.
+func outcome(t *testing.T, addr string, handshake bool, payload []byte) string {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(3 * time.Second))
+	br := bufio.NewReader(nc)
+	if handshake {
+		req := &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}, HasReadOnly: true}
+		nc.Write(jute.AppendFrame(nil, req))
+		if _, err := jute.ReadFrame(br, nil, jute.DefaultMaxBuffer); err != nil {
+			t.Fatalf("handshake: %v", err)
+		}
+	}
+	nc.Write(payload)
+	f, err := jute.ReadFrame(br, nil, jute.DefaultMaxBuffer)
+	var ne net.Error
+	switch {
+	case err == nil:
+		var h jute.ReplyHeader
+		h.Decode(jute.NewDecoder(f))
+		return fmt.Sprintf("reply xid=%d err=%d", h.Xid, h.Err)
+	case errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded):
+		return "no answer"
+	default:
+		return "closed"
+	}
+}
+
+// TestBadInputAgainstZooKeeper sends the same bad input to ZooKeeper 3.8 and zkraft and
+// requires the same outcome, and that another client is served throughout.
+func TestBadInputAgainstZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	frame := func(rs ...jute.Record) []byte { return jute.AppendFrame(nil, rs...) }
+	cases := []struct {
+		name      string
+		handshake bool
+		payload   []byte
+	}{
+		{"garbage before connect", false, []byte("\x00\x00\x00\x08garbage!")},
+		{"frame over jute.maxbuffer", true, []byte{0x7f, 0xff, 0xff, 0xff}},
+		{"negative frame length", true, []byte{0xff, 0xff, 0xff, 0xf0}},
+		{"unknown opcode", true, frame(&jute.RequestHeader{Xid: 1, Type: 999})},
+		{"truncated getData", true, append(frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData})[:0:0],
+			0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 9)},
+		{"getData of a relative path", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "rel"})},
+		{"create with a bad path", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpCreate},
+			&jute.CreateRequest{Path: "/a/../b", Acl: []jute.ACL{{Perms: 31, Id: jute.Id{Scheme: "world", Id: "anyone"}}}})},
+		{"request before connect", false, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/"})},
+	}
+	run := func(name string, start func(ztest.Options) (*ztest.Server, error)) []string {
+		s, err := start(ztest.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		defer s.Stop()
+		good := dial(t, s.Addr)
+		good.connect(0, nil)
+		var out []string
+		for _, c := range cases {
+			out = append(out, outcome(t, s.Addr, c.handshake, c.payload))
+			if h := good.call(jute.OpExists, &jute.ExistsRequest{Path: "/"}, &jute.ExistsResponse{}); h.Err != 0 {
+				t.Fatalf("%s: other client failed after %q: %d", name, c.name, h.Err)
+			}
+		}
+		return out
+	}
+	zk, us := run("zookeeper", ztest.StartZooKeeper), run("zkraft", ztest.StartZkraft)
+	for i, c := range cases {
+		if zk[i] != us[i] {
+			t.Errorf("%s: zookeeper %s, zkraft %s", c.name, zk[i], us[i])
+		} else {
+			t.Logf("%s: %s", c.name, us[i])
+		}
+	}
+}
