@@ -315,3 +315,40 @@ func TestSessionExpiryDeletesEphemeralsAndFiresWatches(t *testing.T) {
 		t.Fatalf("expired session reattached: %+v", r)
 	}
 }
+
+// A reconnecting client re-sends its watches with the last zxid it saw; a change it
+// missed fires at once, one it did not miss stays watched (ZooKeeper's setWatches).
+func TestSetWatchesAfterReconnect(t *testing.T) {
+	s := startServer(t, nil)
+	a := dial(t, s.Addr().String())
+	a.connect(0, nil)
+	a.call(jute.OpCreate, &jute.CreateRequest{Path: "/changed", Acl: openACL}, nil)
+	h := a.call(jute.OpCreate, &jute.CreateRequest{Path: "/same", Acl: openACL}, nil)
+	seen := h.Zxid
+	a.nc.Close()
+
+	b := dial(t, s.Addr().String())
+	b.connect(0, nil)
+	b.call(jute.OpSetData, &jute.SetDataRequest{Path: "/changed", Data: []byte("x"), Version: -1}, &jute.SetDataResponse{})
+
+	a2 := dial(t, s.Addr().String())
+	a2.connect(a.sid, a.pw)
+	a2.nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: jute.XidSetWatches, Type: jute.OpSetWatches},
+		&jute.SetWatches{RelativeZxid: seen, DataWatches: []string{"/changed", "/same"}, ExistWatches: []string{"/gone"}}))
+	var eh jute.ReplyHeader
+	var ev jute.WatcherEvent
+	a2.readFrame(&eh, &ev)
+	if eh.Xid != jute.XidNotification || ev.Type != jute.EventNodeDataChanged || ev.Path != "/changed" {
+		t.Fatalf("missed change: got %+v %+v", eh, ev)
+	}
+	var rh jute.ReplyHeader
+	a2.readFrame(&rh)
+	if rh.Xid != jute.XidSetWatches || rh.Err != 0 {
+		t.Fatalf("setWatches reply %+v", rh)
+	}
+	b.call(jute.OpSetData, &jute.SetDataRequest{Path: "/same", Data: []byte("y"), Version: -1}, &jute.SetDataResponse{})
+	a2.readFrame(&eh, &ev)
+	if ev.Type != jute.EventNodeDataChanged || ev.Path != "/same" {
+		t.Fatalf("restored watch: got %+v", ev)
+	}
+}
