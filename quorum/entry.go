@@ -45,28 +45,17 @@ func (s *SessionRequest) Decode(d *jute.Decoder) {
 // recordFor returns an empty request record for a replicated op.
 func recordFor(op int32) (jute.Record, bool) {
 	switch op {
-	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer:
-		return &jute.CreateRequest{}, true
-	case jute.OpCreateTTL:
-		return &jute.CreateTTLRequest{}, true
-	case jute.OpDelete, jute.OpDeleteContainer:
-		return &jute.DeleteRequest{}, true
-	case jute.OpSetData:
-		return &jute.SetDataRequest{}, true
-	case jute.OpSetACL:
-		return &jute.SetACLRequest{}, true
-	case jute.OpCheck:
-		return &jute.CheckVersionRequest{}, true
-	case jute.OpMulti:
-		return &jute.MultiRequest{}, true
-	case jute.OpSync:
-		return &jute.SyncRequest{}, true
 	case jute.OpCreateSession:
 		return &SessionRequest{}, true
-	case jute.OpCloseSession:
-		return nil, true
+	case jute.OpDeleteContainer:
+		return &jute.DeleteRequest{}, true
+	case jute.OpSync:
+		return &jute.SyncRequest{}, true
 	}
-	return nil, false
+	if !jute.IsWrite(op) {
+		return nil, false
+	}
+	return jute.NewRequest(op)
 }
 
 // Marshal encodes e with its type byte.

@@ -182,7 +182,7 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 		return nil, false
 	}
 	p := &pending{xid: h.Xid, op: h.Type, start: time.Now()}
-	req, known := requestRecord(h.Type)
+	req, known := jute.NewRequest(h.Type)
 	if !known {
 		p.err = jute.ErrUnimplemented
 		return p, true
