@@ -225,7 +225,19 @@ func (c *conn) multiRead(t *datatree.Tree, m *jute.MultiRequest) *jute.MultiResp
 func (c *conn) whoAmI() []jute.ClientInfo {
 	caller := c.Caller()
 	out := make([]jute.ClientInfo, 0, len(caller.Ids))
+	// ZooKeeper lists the identities added by addauth first and the connection's ip last.
+	ids := make([]jute.Id, 0, len(caller.Ids))
 	for _, id := range caller.Ids {
+		if id.Scheme != "ip" {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range caller.Ids {
+		if id.Scheme == "ip" {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
 		user := id.Id
 		if id.Scheme == "digest" {
 			if i := strings.IndexByte(user, ':'); i >= 0 {

@@ -19,6 +19,8 @@ public class Smoke {
     if (!ok) failed++;
   }
 
+  static final CountDownLatch led = new CountDownLatch(1);
+
   public static void main(String[] args) throws Exception {
     String hosts = args[0];
     CuratorFramework c = CuratorFrameworkFactory.newClient(hosts, 15000, 10000, new RetryOneTime(100));
@@ -86,6 +88,44 @@ public class Smoke {
     ll.start();
     check("leader latch", ll.await(10, TimeUnit.SECONDS), null);
     ll.close();
+
+    LeaderSelector sel = new LeaderSelector(c, "/selector", new LeaderSelectorListenerAdapter() {
+      public void takeLeadership(CuratorFramework cf) throws Exception { led.countDown(); }
+    });
+    sel.start();
+    check("leader selector", led.await(10, TimeUnit.SECONDS), null);
+    sel.close();
+
+    org.apache.curator.framework.recipes.shared.SharedCount sc = new org.apache.curator.framework.recipes.shared.SharedCount(c, "/shared", 0);
+    sc.start();
+    check("shared count", sc.trySetCount(sc.getVersionedValue(), 7) && sc.getCount() == 7, sc.getCount());
+    sc.close();
+
+    org.apache.curator.framework.recipes.barriers.DistributedBarrier db = new org.apache.curator.framework.recipes.barriers.DistributedBarrier(c, "/dbarrier");
+    db.setBarrier();
+    check("barrier holds", !db.waitOnBarrier(100, TimeUnit.MILLISECONDS), null);
+    db.removeBarrier();
+    check("barrier released", db.waitOnBarrier(5, TimeUnit.SECONDS), null);
+
+    BlockingQueue<String> consumed = new LinkedBlockingQueue<>();
+    org.apache.curator.framework.recipes.queue.DistributedQueue<String> dq = org.apache.curator.framework.recipes.queue.QueueBuilder.builder(c,
+        new org.apache.curator.framework.recipes.queue.QueueConsumer<String>() {
+          public void consumeMessage(String m) { consumed.add(m); }
+          public void stateChanged(CuratorFramework cf, org.apache.curator.framework.state.ConnectionState s) {}
+        },
+        new org.apache.curator.framework.recipes.queue.QueueSerializer<String>() {
+          public byte[] serialize(String m) { return m.getBytes(); }
+          public String deserialize(byte[] b) { return new String(b); }
+        }, "/dqueue").buildQueue();
+    dq.start();
+    dq.put("hello");
+    check("distributed queue", "hello".equals(consumed.poll(10, TimeUnit.SECONDS)), null);
+    dq.close();
+
+    org.apache.curator.framework.recipes.nodes.PersistentNode pn = new org.apache.curator.framework.recipes.nodes.PersistentNode(c, CreateMode.EPHEMERAL, false, "/pnode", "p".getBytes());
+    pn.start();
+    check("persistent node", pn.waitForInitialCreate(10, TimeUnit.SECONDS) && c.checkExists().forPath("/pnode") != null, null);
+    pn.close();
 
     zk.sync("/", null, null);
     c.close();

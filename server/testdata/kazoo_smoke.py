@@ -124,6 +124,63 @@ th.start()
 th.join(10)
 check("election", election_won == [True])
 
+rw_order = []
+def reader(i):
+    c = KazooClient(hosts=hosts, timeout=10)
+    c.start(timeout=15)
+    with c.ReadLock("/rw", "r%d" % i):
+        rw_order.append("r")
+        time.sleep(0.05)
+    c.stop()
+    c.close()
+with zk.WriteLock("/rw", "writer"):
+    readers = [threading.Thread(target=reader, args=(i,)) for i in range(2)]
+    for th in readers:
+        th.start()
+    time.sleep(0.2)
+    check("readers wait for the writer", rw_order == [], rw_order)
+for th in readers:
+    th.join(30)
+check("readers run after the writer", rw_order == ["r", "r"], rw_order)
+
+barrier = zk.Barrier("/barrier")
+barrier.create()
+released = []
+th = threading.Thread(target=lambda: released.append(barrier.wait(10)))
+th.start()
+time.sleep(0.1)
+check("barrier holds", released == [])
+barrier.remove()
+th.join(15)
+check("barrier releases", released == [True], released)
+
+entered = []
+def double(i):
+    c = KazooClient(hosts=hosts, timeout=10)
+    c.start(timeout=15)
+    db = c.DoubleBarrier("/double", 2, identifier="p%d" % i)
+    db.enter()
+    entered.append(i)
+    db.leave()
+    c.stop()
+    c.close()
+ths = [threading.Thread(target=double, args=(i,)) for i in range(2)]
+for th in ths:
+    th.start()
+for th in ths:
+    th.join(30)
+check("double barrier", sorted(entered) == [0, 1], entered)
+
+lq = zk.LockingQueue("/lqueue")
+lq.put(b"job")
+check("locking queue get", lq.get(5) == b"job")
+check("locking queue consume", lq.consume())
+
+party = zk.Party("/party", "me")
+party.join()
+check("party", len(party) == 1 and list(party) == ["me"], list(party))
+party.leave()
+
 zk.stop()
 zk.close()
 print("%d passed, %d failed" % (0, len(failures)) if failures else "all passed")
