@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 
 	"github.com/zkraft/zkraft/datatree"
 )
@@ -29,6 +30,8 @@ type Config struct {
 	// SnapshotRetain is how many snapshots are kept (autopurge.snapRetainCount).
 	SnapshotRetain int
 	Logger         *slog.Logger
+	// OnSessionClosed is called after a closeSession entry is applied (see FSM).
+	OnSessionClosed func(id int64)
 }
 
 // DefaultConfig returns ZooKeeper's defaults.
@@ -79,7 +82,11 @@ func Open(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, err
 	}
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db")})
+	// Log compaction frees many pages; a synced freelist makes every later commit write
+	// it out (writes slow down as the log turns over), so the freelist is rebuilt at
+	// open instead, as Consul does.
+	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db"),
+		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 	if err != nil {
 		return nil, fmt.Errorf("quorum: open log store %s: %w", filepath.Join(cfg.DataDir, "raft.db"), err)
 	}
@@ -112,6 +119,7 @@ func Open(cfg Config) (*Node, error) {
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
+	fsm.OnSessionClosed = cfg.OnSessionClosed
 	has, err := raft.HasExistingState(logs, store, snaps)
 	if err != nil {
 		store.Close()

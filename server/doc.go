@@ -1,5 +1,5 @@
 // Package server owns the client side of zkraft: the TCP listener, one connection per
-// client (a reader, an ordered processor and a writer goroutine), the connect handshake,
+// client (reader, processor, responder and writer goroutines), the connect handshake,
 // request dispatch, reads under the state machine's read lock, authentication, and the
 // four-letter words.
 //

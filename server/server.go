@@ -58,6 +58,7 @@ func (s *Server) Start() error {
 	qc.SnapshotThreshold = s.cfg.SnapCount
 	qc.SnapshotRetain = s.cfg.SnapRetainCount
 	qc.Logger = s.log
+	qc.OnSessionClosed = s.sessionClosed
 	node, err := quorum.Open(qc)
 	if err != nil {
 		return err
@@ -66,8 +67,9 @@ func (s *Server) Start() error {
 		node.Close()
 		return err
 	}
-	node.FSM.OnSessionClosed = s.sessionClosed
+	s.mu.Lock()
 	s.node = node
+	s.mu.Unlock()
 	if s.ids, err = session.NewIDGenerator(0, time.Now()); err != nil {
 		node.Close()
 		return err
@@ -161,10 +163,12 @@ func (s *Server) attach(id int64, c *conn) {
 // sessionClosed runs after a closeSession entry is applied: the session's connection,
 // if it is here and still open, is closed (its client learns of expiry on reconnect).
 func (s *Server) sessionClosed(id int64) {
-	s.node.Forget(id)
 	s.mu.Lock()
-	c := s.sessions[id]
+	node, c := s.node, s.sessions[id]
 	s.mu.Unlock()
+	if node != nil { // nil while the node replays its log during Start
+		node.Forget(id)
+	}
 	if c != nil && !c.closing.Load() {
 		c.closeAfterFlush()
 	}
