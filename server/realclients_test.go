@@ -131,6 +131,8 @@ var zkCliScript = strings.Join([]string{
 	"removewatches /c",
 	"removewatches /c",
 	"config",
+	"printwatches off",
+	"version",
 	"get /nope",
 	"create /bad/child",
 	"deleteall /c",
