@@ -1,5 +1,10 @@
 package jute
 
+import (
+	"fmt"
+	"testing"
+)
+
 // requestFor returns an empty request record for op as the server decodes it after the
 // RequestHeader, and whether op has a body at all. The map is the test's own, written
 // from ZooKeeper's FinalRequestProcessor and ClientCnxn, so that the tests and fuzzers
@@ -96,4 +101,15 @@ func responseFor(op int32) Record {
 		return &ErrorResponse{}
 	}
 	return nil
+}
+
+// The server's table (NewRequest) must agree with the test's own for every op code.
+func TestNewRequestMatchesOracle(t *testing.T) {
+	for op := int32(-20); op <= 200; op++ {
+		want, wantKnown := requestFor(op)
+		got, gotKnown := NewRequest(op)
+		if wantKnown != gotKnown || fmt.Sprintf("%T", want) != fmt.Sprintf("%T", got) {
+			t.Errorf("op %d: NewRequest %T/%v, oracle %T/%v", op, got, gotKnown, want, wantKnown)
+		}
+	}
 }

@@ -35,6 +35,12 @@ func TestDifferentialAgainstZooKeeper(t *testing.T) {
 	if len(want) < 40 {
 		t.Fatalf("reference run printed only %d steps", len(want))
 	}
+	compareLines(t, want, got)
+}
+
+// compareLines reports every line where zkraft's transcript differs from ZooKeeper's.
+func compareLines(t *testing.T, want, got []string) {
+	t.Helper()
 	for i := 0; i < len(want) || i < len(got); i++ {
 		var w, g string
 		if i < len(want) {
@@ -44,7 +50,7 @@ func TestDifferentialAgainstZooKeeper(t *testing.T) {
 			g = got[i]
 		}
 		if w != g {
-			t.Errorf("step %d differs\nzookeeper: %s\nzkraft:    %s", i, w, g)
+			t.Errorf("line %d differs\nzookeeper: %s\nzkraft:    %s", i, w, g)
 		}
 	}
 }

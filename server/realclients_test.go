@@ -170,18 +170,7 @@ func TestZkCliMatchesZooKeeper(t *testing.T) {
 	if len(want) < 40 {
 		t.Fatalf("reference transcript too short:\n%s", strings.Join(want, "\n"))
 	}
-	for i := 0; i < len(want) || i < len(got); i++ {
-		var w, g string
-		if i < len(want) {
-			w = want[i]
-		}
-		if i < len(got) {
-			g = got[i]
-		}
-		if w != g {
-			t.Errorf("line %d\nzookeeper: %s\nzkraft:    %s", i, w, g)
-		}
-	}
+	compareLines(t, want, got)
 	if t.Failed() {
 		t.Logf("zookeeper transcript:\n%s", strings.Join(want, "\n"))
 	}
