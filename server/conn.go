@@ -18,11 +18,6 @@ import (
 	"github.com/zkraft/zkraft/session"
 )
 
-// outQueueLen bounds what may wait for a client's socket. A client that lets it fill
-// (it does not read its notifications) is disconnected: the state machine never waits
-// for a socket.
-const outQueueLen = 8192
-
 // conn is one client connection. Four goroutines, each request passing through them in
 // arrival order: the reader decodes frames; the processor authenticates, proposes writes
 // and runs reads, a read only once every earlier write of the connection has been
@@ -35,7 +30,7 @@ type conn struct {
 	nc  net.Conn
 	ip  string
 
-	out      chan []byte   // encoded frames; nil asks the writer to flush and close
+	out      *outbox       // encoded frames for the writer
 	pending  chan *pending // decoded requests, for the processor
 	proposed chan *pending // proposed writes and barriers, for the responder
 	inflight atomic.Int64  // writes proposed and not yet answered
@@ -67,7 +62,7 @@ type pending struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), out: make(chan []byte, outQueueLen),
+	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), out: newOutbox(),
 		pending:  make(chan *pending, s.cfg.MaxOutstanding),
 		proposed: make(chan *pending, s.cfg.MaxOutstanding), done: make(chan struct{}), started: time.Now()}
 	c.caller.Store(&datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: c.ip}}})
@@ -86,13 +81,10 @@ func (c *conn) Notify(ev *jute.WatcherEvent, zxid int64) {
 	c.send(jute.AppendFrame(nil, &jute.ReplyHeader{Xid: jute.XidNotification, Zxid: zxid}, ev))
 }
 
-// send queues a frame without blocking; a full queue closes the connection.
+// send queues a frame without blocking; a client too far behind is disconnected.
 func (c *conn) send(frame []byte) {
-	select {
-	case <-c.done:
-	case c.out <- frame:
-	default:
-		c.srv.log.Warn("closing slow client: out queue full", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()))
+	if !c.out.push(frame) {
+		c.srv.log.Warn("closing slow client: too much queued for it", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()))
 		c.close("slow consumer")
 	}
 }
@@ -108,13 +100,7 @@ func (c *conn) close(why string) {
 }
 
 // closeAfterFlush lets queued replies go out, then closes.
-func (c *conn) closeAfterFlush() {
-	select {
-	case c.out <- nil:
-	default:
-		c.close("closing")
-	}
-}
+func (c *conn) closeAfterFlush() { c.out.closeAfter() }
 
 func (c *conn) serve() {
 	defer c.close("connection ended")
@@ -322,37 +308,26 @@ func (c *conn) reply(xid int32, zxid int64, code jute.Code, body jute.Record) {
 	c.send(jute.AppendFrame(nil, &jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: int32(code)}, body))
 }
 
-// writeLoop writes queued frames and flushes whenever the queue runs dry.
+// writeLoop writes everything queued with one writev each time it wakes.
 func (c *conn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64*1024)
 	for {
-		var f []byte
 		select {
-		case f = <-c.out:
+		case <-c.out.wake:
 		case <-c.done:
 			return
 		}
-		for {
-			if f == nil {
-				bw.Flush()
-				c.close("closed after reply")
-				return
-			}
-			if _, err := bw.Write(f); err != nil {
+		frames, closing := c.out.take()
+		if len(frames) > 0 {
+			bufs := net.Buffers(frames)
+			if _, err := bufs.WriteTo(c.nc); err != nil {
 				c.close("write failed")
 				return
 			}
-			c.sent.Add(1)
-			c.srv.stats.sent.Add(1)
-			select {
-			case f = <-c.out:
-				continue
-			default:
-			}
-			break
+			c.sent.Add(int64(len(frames)))
+			c.srv.stats.sent.Add(int64(len(frames)))
 		}
-		if err := bw.Flush(); err != nil {
-			c.close("write failed")
+		if closing {
+			c.close("closed after reply")
 			return
 		}
 	}

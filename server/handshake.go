@@ -66,7 +66,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.timeout = resp.TimeOut
 	c.srv.attach(resp.SessionId, c)
 	c.srv.node.Touch(resp.SessionId, resp.TimeOut)
-	c.out <- jute.AppendFrame(nil, &resp)
+	c.out.push(jute.AppendFrame(nil, &resp))
 	return true
 }
 

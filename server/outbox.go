@@ -1,0 +1,59 @@
+package server
+
+import "sync"
+
+// maxQueuedBytes bounds what may wait for one client's socket. A client that lets more
+// pile up (it does not read its replies and notifications) is disconnected: the state
+// machine never waits for a socket.
+const maxQueuedBytes = 32 << 20
+
+// outbox is a connection's queue of encoded frames for its writer. push never blocks;
+// the writer takes everything queued at once and writes it with one writev, so pipelined
+// replies and notifications share system calls. An empty outbox holds no memory.
+type outbox struct {
+	mu      sync.Mutex
+	frames  [][]byte
+	bytes   int
+	closing bool          // write what is queued, then close
+	wake    chan struct{} // capacity 1: the writer has something to do
+}
+
+func newOutbox() *outbox { return &outbox{wake: make(chan struct{}, 1)} }
+
+// push queues f; false means the client is too far behind and must be dropped.
+func (o *outbox) push(f []byte) bool {
+	o.mu.Lock()
+	if o.bytes+len(f) > maxQueuedBytes {
+		o.mu.Unlock()
+		return false
+	}
+	o.frames = append(o.frames, f)
+	o.bytes += len(f)
+	o.mu.Unlock()
+	o.signal()
+	return true
+}
+
+// closeAfter asks the writer to close the connection once what is queued is written.
+func (o *outbox) closeAfter() {
+	o.mu.Lock()
+	o.closing = true
+	o.mu.Unlock()
+	o.signal()
+}
+
+func (o *outbox) signal() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take hands the writer everything queued, and whether to close after writing it.
+func (o *outbox) take() ([][]byte, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fs := o.frames
+	o.frames, o.bytes = nil, 0
+	return fs, o.closing
+}
