@@ -95,7 +95,7 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
-	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
+	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Error, Output: os.Stderr})
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, cfg.SnapshotRetain, hlog)
 	if err != nil {
 		store.Close()
