@@ -352,3 +352,44 @@ func TestSetWatchesAfterReconnect(t *testing.T) {
 		t.Fatalf("restored watch: got %+v", ev)
 	}
 }
+
+// A client that stops reading is disconnected once too much is queued for it; nobody
+// else waits for it.
+func TestSlowConsumerIsDisconnected(t *testing.T) {
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	big := make([]byte, 1000000)
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: big, Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("create: %d", h.Err)
+	}
+	var frames []byte
+	for i := 0; i < 80; i++ { // 80 MB of replies, never read
+		c.xid++
+		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/big"})
+	}
+	c.nc.Write(frames)
+	other := dial(t, s.Addr().String())
+	other.connect(0, nil)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n := 0
+		s.mu.Lock()
+		for conn := range s.conns {
+			if conn.sessionID() == c.sid {
+				n++
+			}
+		}
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("slow consumer still connected")
+		}
+		if h := other.call(jute.OpExists, &jute.ExistsRequest{Path: "/big"}, &jute.ExistsResponse{}); h.Err != 0 {
+			t.Fatalf("other client: %d", h.Err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
