@@ -96,6 +96,7 @@ func (c *conn) close(why string) {
 		c.nc.Close()
 		c.srv.node.FSM.Watches.RemoveWatcher(c)
 		c.srv.removeConn(c)
+		c.srv.log.Debug("connection closed", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()), "why", why)
 	})
 }
 
