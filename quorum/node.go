@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -32,6 +33,21 @@ type Config struct {
 	Logger         *slog.Logger
 	// OnSessionClosed is called after a closeSession entry is applied (see FSM).
 	OnSessionClosed func(id int64)
+
+	// ID and Peers make a cluster: Peers lists every member (this one included) with
+	// its Raft address (ZooKeeper's election port). No peers: a standalone one-voter
+	// cluster over an in-memory transport.
+	ID    string
+	Peers []Peer
+	// HeartbeatTimeout is the Raft heartbeat and election timeout of a cluster.
+	HeartbeatTimeout time.Duration
+}
+
+// Peer is one cluster member: ZooKeeper's server.N line.
+type Peer struct {
+	ID       string // N, the myid
+	RaftAddr string // host:port Raft listens on
+	Observer bool   // a non-voter: replicates and serves reads, never votes
 }
 
 // DefaultConfig returns ZooKeeper's defaults.
@@ -44,6 +60,7 @@ func DefaultConfig(dataDir string) Config {
 		SnapshotThreshold:      100000,
 		SnapshotRetain:         3,
 		Logger:                 slog.Default(),
+		HeartbeatTimeout:       500 * time.Millisecond,
 	}
 }
 
@@ -58,6 +75,19 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("quorum: ContainerCheckInterval %v must be positive", c.ContainerCheckInterval)
 	case c.SnapshotRetain < 1:
 		return fmt.Errorf("quorum: SnapshotRetain %d must be at least 1", c.SnapshotRetain)
+	case len(c.Peers) > 0 && c.self() == nil:
+		return fmt.Errorf("quorum: ID %q is not among the peers", c.ID)
+	case len(c.Peers) > 0 && c.HeartbeatTimeout < 10*time.Millisecond:
+		return fmt.Errorf("quorum: HeartbeatTimeout %v is below 10ms", c.HeartbeatTimeout)
+	}
+	return nil
+}
+
+func (c *Config) self() *Peer {
+	for i := range c.Peers {
+		if c.Peers[i].ID == c.ID {
+			return &c.Peers[i]
+		}
 	}
 	return nil
 }
@@ -68,13 +98,15 @@ type Node struct {
 	FSM    *FSM
 	raft   *raft.Raft
 	store  *raftboltdb.BoltStore
+	trans  raft.Transport
 	duties *duties
 	notify chan bool
 	done   chan struct{}
 }
 
-// Open starts a standalone node: a one-voter Raft cluster over an in-memory transport,
-// with its log in bbolt and its snapshots on disk. A new data dir is bootstrapped.
+// Open starts a node: with no peers a one-voter Raft cluster over an in-memory
+// transport, else a member of the cluster of cfg.Peers over TCP. Its log is in bbolt and
+// its snapshots on disk; a new data dir is bootstrapped with the configured members.
 func Open(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -101,15 +133,13 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
-	id := raft.ServerID("1")
-	addr, trans := raft.NewInmemTransport("")
 	rc := raft.DefaultConfig()
-	rc.LocalID = id
 	rc.Logger = hlog
-	// One voter: nobody to wait for, so elect at once and batch appends generously.
-	rc.HeartbeatTimeout = 50 * time.Millisecond
-	rc.ElectionTimeout = 50 * time.Millisecond
-	rc.LeaderLeaseTimeout = 50 * time.Millisecond
+	trans, conf, err := transport(&cfg, rc, hlog)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	rc.CommitTimeout = 5 * time.Millisecond
 	rc.MaxAppendEntries = 1024
 	rc.BatchApplyCh = true
@@ -126,7 +156,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if !has {
-		conf := raft.Configuration{Servers: []raft.Server{{ID: id, Address: addr, Suffrage: raft.Voter}}}
+		// Every member bootstraps with the same configuration; Raft accepts that.
 		if err := raft.BootstrapCluster(rc, logs, store, snaps, trans, conf); err != nil {
 			store.Close()
 			return nil, fmt.Errorf("quorum: bootstrap: %w", err)
@@ -134,13 +164,69 @@ func Open(cfg Config) (*Node, error) {
 	}
 	r, err := raft.NewRaft(rc, fsm, logs, store, snaps, trans)
 	if err != nil {
+		if c, ok := trans.(io.Closer); ok {
+			c.Close()
+		}
 		store.Close()
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
-	n := &Node{cfg: cfg, FSM: fsm, raft: r, store: store, notify: notify, done: make(chan struct{})}
+	n := &Node{cfg: cfg, FSM: fsm, raft: r, store: store, trans: trans, notify: notify, done: make(chan struct{})}
 	n.duties = newDuties(n)
 	go n.watchLeadership()
 	return n, nil
+}
+
+// transport sets rc's identity and timing and returns the transport and the initial
+// membership for cfg.
+func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger) (raft.Transport, raft.Configuration, error) {
+	if len(cfg.Peers) == 0 {
+		rc.LocalID = "1"
+		// One voter: nobody to wait for, so elect at once.
+		rc.HeartbeatTimeout = 50 * time.Millisecond
+		rc.ElectionTimeout = 50 * time.Millisecond
+		rc.LeaderLeaseTimeout = 50 * time.Millisecond
+		addr, trans := raft.NewInmemTransport("")
+		return trans, raft.Configuration{Servers: []raft.Server{{ID: "1", Address: addr, Suffrage: raft.Voter}}}, nil
+	}
+	self := cfg.self()
+	rc.LocalID = raft.ServerID(self.ID)
+	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	rc.ElectionTimeout = cfg.HeartbeatTimeout
+	rc.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
+	tcpAddr, err := net.ResolveTCPAddr("tcp", self.RaftAddr)
+	if err != nil {
+		return nil, raft.Configuration{}, fmt.Errorf("quorum: raft address %q: %w", self.RaftAddr, err)
+	}
+	trans, err := raft.NewTCPTransportWithLogger(self.RaftAddr, tcpAddr, 3, 10*time.Second, hlog)
+	if err != nil {
+		return nil, raft.Configuration{}, fmt.Errorf("quorum: listen on %s: %w", self.RaftAddr, err)
+	}
+	var conf raft.Configuration
+	for _, p := range cfg.Peers {
+		sv := raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter}
+		if p.Observer {
+			sv.Suffrage = raft.Nonvoter
+		}
+		conf.Servers = append(conf.Servers, sv)
+	}
+	return trans, conf, nil
+}
+
+// IsLeader reports whether this node leads now.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// WaitForLeader blocks until some member leads, or the timeout passes.
+func (n *Node) WaitForLeader(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if addr, _ := n.raft.LeaderWithID(); addr != "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("quorum: no leader elected in time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // WaitLeader blocks until this node leads and has applied everything committed before,
@@ -171,8 +257,19 @@ func (n *Node) Touch(id int64, timeout int32) { n.duties.touch(id, timeout) }
 // Forget stops tracking a session this server closed.
 func (n *Node) Forget(id int64) { n.duties.forget(id) }
 
-// Mode is "standalone" for a one-voter cluster (the only kind this version runs).
-func (n *Node) Mode() string { return "standalone" }
+// Mode is ZooKeeper's name for this server's role: standalone, leader, follower or
+// observer.
+func (n *Node) Mode() string {
+	switch {
+	case len(n.cfg.Peers) == 0:
+		return "standalone"
+	case n.raft.State() == raft.Leader:
+		return "leader"
+	case n.cfg.self().Observer:
+		return "observer"
+	}
+	return "follower"
+}
 
 // LastSnapshot describes the newest snapshot, for 4lw and tools.
 func (n *Node) Stats() map[string]string { return n.raft.Stats() }
@@ -201,6 +298,9 @@ func (n *Node) Close() error {
 	close(n.done)
 	n.duties.stop()
 	err := n.raft.Shutdown().Error()
+	if c, ok := n.trans.(io.Closer); ok {
+		c.Close()
+	}
 	if cerr := n.store.Close(); err == nil {
 		err = cerr
 	}

@@ -1,0 +1,139 @@
+package quorum
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/session"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func openMember(t *testing.T, id string, dir string, peers []Peer) *Node {
+	t.Helper()
+	cfg := DefaultConfig(dir)
+	cfg.ID, cfg.Peers = id, peers
+	cfg.HeartbeatTimeout = 100 * time.Millisecond
+	n, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func leaderOf(t *testing.T, nodes map[string]*Node) *Node {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, n := range nodes {
+			if n.IsLeader() {
+				return n
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no leader")
+	return nil
+}
+
+// waitSame waits until every node has applied the same zxid and holds the same tree.
+func waitSame(t *testing.T, nodes map[string]*Node) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var zxids []int64
+		var digests []uint64
+		for _, n := range nodes {
+			d, _ := digest(n.FSM)
+			zxids = append(zxids, n.FSM.LastZxid())
+			digests = append(digests, d)
+		}
+		same := true
+		for i := range zxids {
+			same = same && zxids[i] == zxids[0] && digests[i] == digests[0]
+		}
+		if same {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas differ: zxids %v digests %x", zxids, digests)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func propose(t *testing.T, n *Node, e *Entry) *Result {
+	t.Helper()
+	f := n.Propose(e)
+	if err := f.Error(); err != nil {
+		t.Fatal(err)
+	}
+	return f.Response().(*Result)
+}
+
+// Three voters elect a leader, replicate writes to identical trees, survive the
+// leader's loss, and a restarted member catches up.
+func TestThreeMemberCluster(t *testing.T) {
+	peers := []Peer{{ID: "1", RaftAddr: freeAddr(t)}, {ID: "2", RaftAddr: freeAddr(t)}, {ID: "3", RaftAddr: freeAddr(t)}}
+	dirs := map[string]string{}
+	nodes := map[string]*Node{}
+	for _, p := range peers {
+		dirs[p.ID] = t.TempDir()
+		nodes[p.ID] = openMember(t, p.ID, dirs[p.ID], peers)
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	leader := leaderOf(t, nodes)
+	modes := map[string]int{}
+	for _, n := range nodes {
+		modes[n.Mode()]++
+	}
+	if modes["leader"] != 1 || modes["follower"] != 2 {
+		t.Fatalf("modes %v", modes)
+	}
+	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	for i := 0; i < 20; i++ {
+		if r := propose(t, leader, &Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: fmt.Sprintf("/n%d", i), Acl: open}}); r.Err != jute.OK {
+			t.Fatalf("create: %v", r.Err)
+		}
+	}
+	waitSame(t, nodes)
+
+	var killed string
+	for id, n := range nodes {
+		if n == leader {
+			killed = id
+			n.Close()
+			delete(nodes, id)
+		}
+	}
+	leader = leaderOf(t, nodes)
+	if r := propose(t, leader, &Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/after", Acl: open}}); r.Err != jute.OK {
+		t.Fatalf("create after failover: %v", r.Err)
+	}
+	waitSame(t, nodes)
+
+	nodes[killed] = openMember(t, killed, dirs[killed], peers)
+	waitSame(t, nodes)
+	if _, code := func() (d []byte, c jute.Code) {
+		nodes[killed].FSM.Read(func(tr *datatree.Tree, _ *session.Table) { _, _, c = tr.Get("/after") })
+		return
+	}(); code != jute.OK {
+		t.Fatalf("restarted member lacks /after: %v", code)
+	}
+}
