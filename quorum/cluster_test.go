@@ -86,7 +86,10 @@ func propose(t *testing.T, n *Node, e *Entry) *Result {
 // Three voters elect a leader, replicate writes to identical trees, survive the
 // leader's loss, and a restarted member catches up.
 func TestThreeMemberCluster(t *testing.T) {
-	peers := []Peer{{ID: "1", RaftAddr: freeAddr(t)}, {ID: "2", RaftAddr: freeAddr(t)}, {ID: "3", RaftAddr: freeAddr(t)}}
+	var peers []Peer
+	for _, id := range []string{"1", "2", "3"} {
+		peers = append(peers, Peer{ID: id, RaftAddr: freeAddr(t), PeerAddr: freeAddr(t)})
+	}
 	dirs := map[string]string{}
 	nodes := map[string]*Node{}
 	for _, p := range peers {
@@ -114,6 +117,23 @@ func TestThreeMemberCluster(t *testing.T) {
 	}
 	waitSame(t, nodes)
 
+	// A follower forwards to the leader and answers once the entry is applied here,
+	// with the same result the leader computed.
+	var follower *Node
+	for _, n := range nodes {
+		if !n.IsLeader() {
+			follower = n
+		}
+	}
+	r := propose(t, follower, &Entry{Session: 7, Op: jute.OpCreate2, Req: &jute.CreateRequest{Path: "/via-follower", Acl: open}})
+	if r.Err != jute.OK || r.Resp.(*jute.Create2Response).Path != "/via-follower" || follower.FSM.LastZxid() < r.Zxid {
+		t.Fatalf("forwarded create: %+v", r)
+	}
+	if r := propose(t, follower, &Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/via-follower", Acl: open}}); r.Err != jute.ErrNodeExists {
+		t.Fatalf("forwarded duplicate create: %v, want NodeExists", r.Err)
+	}
+	waitSame(t, nodes)
+
 	var killed string
 	for id, n := range nodes {
 		if n == leader {
@@ -123,8 +143,25 @@ func TestThreeMemberCluster(t *testing.T) {
 		}
 	}
 	leader = leaderOf(t, nodes)
-	if r := propose(t, leader, &Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/after", Acl: open}}); r.Err != jute.OK {
-		t.Fatalf("create after failover: %v", r.Err)
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	// The follower's stream moves to the new leader.
+	deadline := time.Now().Add(10 * time.Second)
+	for retried := false; ; retried = true {
+		f := follower.Propose(&Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/after", Acl: open}})
+		if err := f.Error(); err == nil {
+			// After a failed attempt the outcome was unknown: it may have been applied.
+			if r := f.Response().(*Result); r.Err != jute.OK && !(retried && r.Err == jute.ErrNodeExists) {
+				t.Fatalf("create after failover: %v", r.Err)
+			}
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no forwarding after failover: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	waitSame(t, nodes)
 

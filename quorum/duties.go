@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/session"
@@ -104,7 +102,7 @@ func (d *duties) cleanupLoop(ctx context.Context) {
 		var paths []string
 		now := time.Now().UnixMilli()
 		d.n.FSM.Read(func(t *datatree.Tree, _ *session.Table) { paths = t.CleanupCandidates(now) })
-		var last raft.ApplyFuture
+		var last Future
 		for _, p := range paths {
 			last = d.n.Propose(&Entry{Op: jute.OpDeleteContainer, Super: true, Time: now, Req: &jute.DeleteRequest{Path: p, Version: -1}})
 		}

@@ -22,6 +22,12 @@ type Entry struct {
 	Super   bool
 	Ids     []jute.Id
 	Req     jute.Record // the op's request record; nil for closeSession
+
+	// Origin and Seq name the proposal when a follower forwarded it: the follower waits
+	// for the entry with its own Origin and Seq to be applied locally. Empty Origin:
+	// proposed on the leader, which waits on Raft's future instead.
+	Origin string
+	Seq    uint64
 }
 
 // SessionRequest is the body of a createSession entry.
@@ -67,6 +73,8 @@ func (e *Entry) Marshal() []byte {
 	enc.Long(e.Time)
 	enc.Int(e.Op)
 	enc.Bool(e.Super)
+	enc.String(e.Origin)
+	enc.Long(int64(e.Seq))
 	enc.Int(int32(len(e.Ids)))
 	for i := range e.Ids {
 		e.Ids[i].Encode(enc)
@@ -83,7 +91,7 @@ func UnmarshalEntry(b []byte) (*Entry, error) {
 		return nil, fmt.Errorf("quorum: unknown entry type byte in %d-byte entry", len(b))
 	}
 	d := jute.NewDecoder(b[1:])
-	e := &Entry{Session: d.Long(), Cxid: d.Int(), Time: d.Long(), Op: d.Int(), Super: d.Bool()}
+	e := &Entry{Session: d.Long(), Cxid: d.Int(), Time: d.Long(), Op: d.Int(), Super: d.Bool(), Origin: d.String(), Seq: uint64(d.Long())}
 	if n := d.VectorLen(8); n > 0 {
 		e.Ids = make([]jute.Id, n)
 		for i := range e.Ids {

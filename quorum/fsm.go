@@ -45,6 +45,11 @@ type FSM struct {
 	// expired through the log, so the server can drop that session's connection.
 	OnSessionClosed func(id int64)
 
+	// self is this server's id; waiters holds the forwarded proposals of this server
+	// that wait to be applied here, by Seq.
+	self    string
+	waiters sync.Map // uint64 -> *forwardFuture
+
 	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
 	canRead  watch.ReadCheck
 }
@@ -103,6 +108,11 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 	}
 	f.mu.Unlock()
 	res.Zxid = zxid
+	if e.Origin != "" && e.Origin == f.self {
+		if w, ok := f.waiters.LoadAndDelete(e.Seq); ok {
+			w.(*forwardFuture).complete(res, nil)
+		}
+	}
 	if e.Op == jute.OpCloseSession && f.OnSessionClosed != nil {
 		f.OnSessionClosed(e.Session)
 	}

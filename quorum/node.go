@@ -46,7 +46,8 @@ type Config struct {
 // Peer is one cluster member: ZooKeeper's server.N line.
 type Peer struct {
 	ID       string // N, the myid
-	RaftAddr string // host:port Raft listens on
+	RaftAddr string // host:port Raft listens on (ZooKeeper's election port)
+	PeerAddr string // host:port followers forward proposals to (ZooKeeper's peer port)
 	Observer bool   // a non-voter: replicates and serves reads, never votes
 }
 
@@ -99,6 +100,8 @@ type Node struct {
 	raft   *raft.Raft
 	store  *raftboltdb.BoltStore
 	trans  raft.Transport
+	peers  net.Listener // the peer port, in a cluster
+	fwd    *forwarder
 	duties *duties
 	notify chan bool
 	done   chan struct{}
@@ -149,6 +152,7 @@ func Open(cfg Config) (*Node, error) {
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
+	fsm.self = cfg.ID
 	fsm.OnSessionClosed = cfg.OnSessionClosed
 	has, err := raft.HasExistingState(logs, store, snaps)
 	if err != nil {
@@ -172,6 +176,14 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, FSM: fsm, raft: r, store: store, trans: trans, notify: notify, done: make(chan struct{})}
 	n.duties = newDuties(n)
+	n.fwd = newForwarder(n)
+	if self := cfg.self(); self != nil {
+		if n.peers, err = net.Listen("tcp", self.PeerAddr); err != nil {
+			n.Close()
+			return nil, fmt.Errorf("quorum: listen on peer address %s: %w", self.PeerAddr, err)
+		}
+		go n.servePeers(n.peers)
+	}
 	go n.watchLeadership()
 	return n, nil
 }
@@ -242,11 +254,16 @@ func (n *Node) WaitLeader(timeout time.Duration) error {
 	return n.raft.Barrier(time.Until(deadline)).Error()
 }
 
-// Propose submits e to the log. Entries proposed from one goroutine are applied in the
-// order proposed. The future's Response is a *Result once e is applied here.
-func (n *Node) Propose(e *Entry) raft.ApplyFuture {
+// Propose submits e to the log: on the leader directly, on a follower over its one
+// stream to the leader. Entries proposed from one goroutine are applied in the order
+// proposed. The future's Response is a *Result once e is applied here; its Error is set
+// when the outcome is unknown (no leader, leadership lost, stream broken).
+func (n *Node) Propose(e *Entry) Future {
 	if e.Time == 0 {
 		e.Time = time.Now().UnixMilli()
+	}
+	if len(n.cfg.Peers) > 0 && n.raft.State() != raft.Leader {
+		return n.fwd.forward(e)
 	}
 	return n.raft.Apply(e.Marshal(), 0)
 }
@@ -297,6 +314,12 @@ func (n *Node) watchLeadership() {
 func (n *Node) Close() error {
 	close(n.done)
 	n.duties.stop()
+	if n.peers != nil {
+		n.peers.Close()
+	}
+	if n.fwd != nil {
+		n.fwd.close()
+	}
 	err := n.raft.Shutdown().Error()
 	if c, ok := n.trans.(io.Closer); ok {
 		c.Close()

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/quorum"
@@ -54,9 +52,9 @@ type pending struct {
 	xid     int32
 	op      int32
 	req     jute.Record
-	future  raft.ApplyFuture // writes: the proposal
-	err     jute.Code        // answered without a read or a proposal (e.g. unknown op)
-	close   bool             // close the connection after the reply (closeSession, auth failure)
+	future  quorum.Future // writes: the proposal
+	err     jute.Code     // answered without a read or a proposal (e.g. unknown op)
+	close   bool          // close the connection after the reply (closeSession, auth failure)
 	start   time.Time
 	barrier chan struct{} // closed by the responder when every earlier write is answered
 }

@@ -1,0 +1,246 @@
+package quorum
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Future is a proposal on its way: Error waits until it is applied on this server (or
+// has failed, outcome unknown); Response is then its *Result. raft.ApplyFuture is one.
+type Future interface {
+	Error() error
+	Response() interface{}
+}
+
+// ErrNoLeader means a follower could not reach a leader for a forwarded proposal.
+var ErrNoLeader = errors.New("quorum: no leader reachable")
+
+// forwardFuture is a proposal a follower forwarded to the leader. It completes when the
+// entry is applied here (the FSM finds it by Origin and Seq) or when the stream to the
+// leader fails first, in which case the outcome is unknown.
+type forwardFuture struct {
+	once sync.Once
+	done chan struct{}
+	res  *Result
+	err  error
+}
+
+func (f *forwardFuture) complete(res *Result, err error) {
+	f.once.Do(func() {
+		f.res, f.err = res, err
+		close(f.done)
+	})
+}
+
+func (f *forwardFuture) Error() error          { <-f.done; return f.err }
+func (f *forwardFuture) Response() interface{} { <-f.done; return f.res }
+
+// maxForwardFrame bounds one forwarded entry (jute.maxbuffer plus the entry header).
+const maxForwardFrame = 4 << 20
+
+func writeFrame(w *bufio.Writer, b []byte) error {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+	if _, err := w.Write(n[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+func readFrame(r *bufio.Reader) ([]byte, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > maxForwardFrame {
+		return nil, fmt.Errorf("quorum: forwarded frame of %d bytes", size)
+	}
+	b := make([]byte, size)
+	_, err := io.ReadFull(r, b)
+	return b, err
+}
+
+// forwarder is a follower's one ordered stream of proposals to the current leader:
+// one stream keeps every connection's writes in the order they were proposed.
+type forwarder struct {
+	n       *Node
+	mu      sync.Mutex
+	conn    net.Conn
+	bw      *bufio.Writer
+	leader  string
+	seq     uint64
+	pending map[uint64]*forwardFuture
+}
+
+// newForwarder starts Seq at the clock, so a restarted server never waits on an entry
+// its previous run forwarded with the same Seq (the log may still be replaying it).
+func newForwarder(n *Node) *forwarder {
+	return &forwarder{n: n, pending: map[uint64]*forwardFuture{}, seq: uint64(time.Now().UnixNano())}
+}
+
+// forward sends e to the leader; the future completes when e is applied here.
+func (fw *forwarder) forward(e *Entry) Future {
+	fut := &forwardFuture{done: make(chan struct{})}
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if err := fw.connectLocked(); err != nil {
+		fut.complete(nil, err)
+		return fut
+	}
+	fw.seq++
+	e.Origin, e.Seq = fw.n.cfg.ID, fw.seq
+	fw.pending[e.Seq] = fut
+	fw.n.FSM.waiters.Store(e.Seq, fut)
+	err := writeFrame(fw.bw, e.Marshal())
+	if err == nil {
+		err = fw.bw.Flush()
+	}
+	if err != nil {
+		fw.dropLocked(fmt.Errorf("%w: %v", ErrNoLeader, err))
+	}
+	return fut
+}
+
+// connectLocked dials the current leader's peer address if the stream is not to it.
+func (fw *forwarder) connectLocked() error {
+	_, id := fw.n.raft.LeaderWithID()
+	if id == "" {
+		return ErrNoLeader
+	}
+	if fw.conn != nil && fw.leader == string(id) {
+		return nil
+	}
+	fw.dropLocked(ErrNoLeader)
+	var addr string
+	for _, p := range fw.n.cfg.Peers {
+		if p.ID == string(id) {
+			addr = p.PeerAddr
+		}
+	}
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoLeader, err)
+	}
+	fw.conn, fw.bw, fw.leader = c, bufio.NewWriter(c), string(id)
+	go fw.readReplies(c)
+	return nil
+}
+
+// dropLocked closes the stream and fails every proposal still in flight on it: their
+// outcome is unknown, so the clients that made them lose their connections.
+func (fw *forwarder) dropLocked(err error) {
+	if fw.conn != nil {
+		fw.conn.Close()
+		fw.conn = nil
+	}
+	for seq, fut := range fw.pending {
+		fw.n.FSM.waiters.Delete(seq)
+		fut.complete(nil, err)
+		delete(fw.pending, seq)
+	}
+}
+
+// readReplies reads the leader's answers: an empty error means the entry is in the
+// log (the future completes when it is applied here); otherwise the proposal failed.
+func (fw *forwarder) readReplies(c net.Conn) {
+	br := bufio.NewReader(c)
+	for {
+		b, err := readFrame(br)
+		if err != nil || len(b) < 8 {
+			fw.mu.Lock()
+			if fw.conn == c {
+				fw.dropLocked(fmt.Errorf("%w: stream to leader broke", ErrNoLeader))
+			}
+			fw.mu.Unlock()
+			return
+		}
+		seq := binary.BigEndian.Uint64(b[:8])
+		fw.mu.Lock()
+		fut := fw.pending[seq]
+		delete(fw.pending, seq)
+		fw.mu.Unlock()
+		if fut != nil && len(b) > 8 {
+			fw.n.FSM.waiters.Delete(seq)
+			fut.complete(nil, errors.New(string(b[8:])))
+		}
+	}
+}
+
+func (fw *forwarder) close() {
+	fw.mu.Lock()
+	fw.dropLocked(ErrNoLeader)
+	fw.mu.Unlock()
+}
+
+// servePeers accepts followers' streams on the peer port. Each stream's entries are
+// stamped with this server's clock and appended to the log in stream order; the answer
+// (empty, or the error) goes back in the same order.
+func (n *Node) servePeers(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go n.servePeer(c)
+	}
+}
+
+func (n *Node) servePeer(c net.Conn) {
+	defer c.Close()
+	type inflight struct {
+		seq uint64
+		f   raft.ApplyFuture
+		err error
+	}
+	answers := make(chan inflight, 1024)
+	go func() {
+		bw := bufio.NewWriter(c)
+		for a := range answers {
+			err := a.err
+			if err == nil {
+				err = a.f.Error()
+			}
+			msg := make([]byte, 8, 64)
+			binary.BigEndian.PutUint64(msg, a.seq)
+			if err != nil {
+				msg = append(msg, err.Error()...)
+			}
+			if writeFrame(bw, msg) != nil {
+				c.Close()
+				return
+			}
+			if len(answers) == 0 && bw.Flush() != nil {
+				c.Close()
+				return
+			}
+		}
+	}()
+	defer close(answers)
+	br := bufio.NewReader(c)
+	for {
+		b, err := readFrame(br)
+		if err != nil {
+			return
+		}
+		e, err := UnmarshalEntry(b)
+		if err != nil {
+			return
+		}
+		if n.raft.State() != raft.Leader {
+			answers <- inflight{seq: e.Seq, err: raft.ErrNotLeader}
+			continue
+		}
+		e.Time = time.Now().UnixMilli()
+		answers <- inflight{seq: e.Seq, f: n.raft.Apply(e.Marshal(), 0)}
+	}
+}
