@@ -174,3 +174,49 @@ func TestThreeMemberCluster(t *testing.T) {
 		t.Fatalf("restarted member lacks /after: %v", code)
 	}
 }
+
+// Sessions heard from on a follower stay alive on the leader; silent ones expire there.
+func TestFollowerPingsKeepSessionsAlive(t *testing.T) {
+	var peers []Peer
+	for _, id := range []string{"1", "2", "3"} {
+		peers = append(peers, Peer{ID: id, RaftAddr: freeAddr(t), PeerAddr: freeAddr(t)})
+	}
+	nodes := map[string]*Node{}
+	for _, p := range peers {
+		cfg := DefaultConfig(t.TempDir())
+		cfg.ID, cfg.Peers = p.ID, peers
+		cfg.HeartbeatTimeout = 100 * time.Millisecond
+		cfg.TickTime = 50 * time.Millisecond
+		n, err := Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[p.ID] = n
+		defer n.Close()
+	}
+	leader := leaderOf(t, nodes)
+	var follower *Node
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	for _, id := range []int64{1, 2} {
+		propose(t, follower, &Entry{Session: id, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 300, Password: make([]byte, 16)}})
+	}
+	alive := func(id int64) (ok bool) {
+		leader.FSM.Read(func(_ *datatree.Tree, s *session.Table) { _, ok = s.Get(id) })
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(2) {
+		follower.Touch(1, 300)
+		if time.Now().After(deadline) {
+			t.Fatal("silent session 2 never expired")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !alive(1) {
+		t.Fatal("session 1 expired although the follower heard from it")
+	}
+}

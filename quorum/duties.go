@@ -21,8 +21,6 @@ type duties struct {
 	wg      sync.WaitGroup
 }
 
-func newDuties(n *Node) *duties { return &duties{n: n} }
-
 func (d *duties) touch(id int64, timeout int32) {
 	d.mu.Lock()
 	t := d.tracker

@@ -43,6 +43,12 @@ func (f *forwardFuture) complete(res *Result, err error) {
 func (f *forwardFuture) Error() error          { <-f.done; return f.err }
 func (f *forwardFuture) Response() interface{} { <-f.done; return f.res }
 
+// Frame kinds on the peer stream, follower to leader.
+const (
+	frameEntry byte = 'E' // a proposal: Entry.Marshal follows
+	framePings byte = 'P' // sessions heard from: (id int64, timeout int32) pairs follow
+)
+
 // maxForwardFrame bounds one forwarded entry (jute.maxbuffer plus the entry header).
 const maxForwardFrame = 4 << 20
 
@@ -80,6 +86,7 @@ type forwarder struct {
 	leader  string
 	seq     uint64
 	pending map[uint64]*forwardFuture
+	touched map[int64]int32 // sessions heard from since the last ping to the leader
 }
 
 // newForwarder starts Seq at the clock, so a restarted server never waits on an entry
@@ -101,7 +108,7 @@ func (fw *forwarder) forward(e *Entry) Future {
 	e.Origin, e.Seq = fw.n.cfg.ID, fw.seq
 	fw.pending[e.Seq] = fut
 	fw.n.FSM.waiters.Store(e.Seq, fut)
-	err := writeFrame(fw.bw, e.Marshal())
+	err := writeFrame(fw.bw, append([]byte{frameEntry}, e.Marshal()...))
 	if err == nil {
 		err = fw.bw.Flush()
 	}
@@ -176,6 +183,42 @@ func (fw *forwarder) readReplies(c net.Conn) {
 	}
 }
 
+// touch records that a session was heard from here; pingLoop reports it to the leader.
+func (fw *forwarder) touch(id int64, timeout int32) {
+	fw.mu.Lock()
+	if fw.touched == nil {
+		fw.touched = map[int64]int32{}
+	}
+	fw.touched[id] = timeout
+	fw.mu.Unlock()
+}
+
+// pingLoop sends the sessions heard from to the leader every half tick, so sessions
+// connected to a follower do not expire on the leader.
+func (fw *forwarder) pingLoop(every time.Duration, done <-chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		fw.mu.Lock()
+		if len(fw.touched) > 0 && fw.connectLocked() == nil {
+			msg := []byte{framePings}
+			for id, to := range fw.touched {
+				msg = binary.BigEndian.AppendUint64(msg, uint64(id))
+				msg = binary.BigEndian.AppendUint32(msg, uint32(to))
+			}
+			if writeFrame(fw.bw, msg) == nil && fw.bw.Flush() == nil {
+				fw.touched = nil
+			}
+		}
+		fw.mu.Unlock()
+	}
+}
+
 func (fw *forwarder) close() {
 	fw.mu.Lock()
 	fw.dropLocked(ErrNoLeader)
@@ -229,11 +272,17 @@ func (n *Node) servePeer(c net.Conn) {
 	br := bufio.NewReader(c)
 	for {
 		b, err := readFrame(br)
-		if err != nil {
+		if err != nil || len(b) == 0 {
 			return
 		}
-		e, err := UnmarshalEntry(b)
-		if err != nil {
+		if b[0] == framePings {
+			for p := b[1:]; len(p) >= 12; p = p[12:] {
+				n.duties.touch(int64(binary.BigEndian.Uint64(p)), int32(binary.BigEndian.Uint32(p[8:])))
+			}
+			continue
+		}
+		e, err := UnmarshalEntry(b[1:])
+		if err != nil || b[0] != frameEntry {
 			return
 		}
 		if n.raft.State() != raft.Leader {

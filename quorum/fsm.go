@@ -45,6 +45,10 @@ type FSM struct {
 	// expired through the log, so the server can drop that session's connection.
 	OnSessionClosed func(id int64)
 
+	// sessionsChanged tells the leader's expiry tracker about sessions the log created
+	// (true) or closed (false), whichever server proposed them. It has no effect on state.
+	sessionsChanged func(id int64, timeout int32, created bool)
+
 	// self is this server's id; waiters holds the forwarded proposals of this server
 	// that wait to be applied here, by Seq.
 	self    string
@@ -111,6 +115,14 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 	if e.Origin != "" && e.Origin == f.self {
 		if w, ok := f.waiters.LoadAndDelete(e.Seq); ok {
 			w.(*forwardFuture).complete(res, nil)
+		}
+	}
+	if f.sessionsChanged != nil && res.Err == jute.OK {
+		switch e.Op {
+		case jute.OpCreateSession:
+			f.sessionsChanged(e.Session, e.Req.(*SessionRequest).Timeout, true)
+		case jute.OpCloseSession:
+			f.sessionsChanged(e.Session, 0, false)
 		}
 	}
 	if e.Op == jute.OpCloseSession && f.OnSessionClosed != nil {

@@ -153,6 +153,14 @@ func Open(cfg Config) (*Node, error) {
 
 	fsm := NewFSM(cfg.Tree)
 	fsm.self = cfg.ID
+	d := &duties{}
+	fsm.sessionsChanged = func(id int64, timeout int32, created bool) {
+		if created {
+			d.touch(id, timeout)
+		} else {
+			d.forget(id)
+		}
+	}
 	fsm.OnSessionClosed = cfg.OnSessionClosed
 	has, err := raft.HasExistingState(logs, store, snaps)
 	if err != nil {
@@ -175,7 +183,8 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
 	n := &Node{cfg: cfg, FSM: fsm, raft: r, store: store, trans: trans, notify: notify, done: make(chan struct{})}
-	n.duties = newDuties(n)
+	d.n = n
+	n.duties = d
 	n.fwd = newForwarder(n)
 	if self := cfg.self(); self != nil {
 		if n.peers, err = net.Listen("tcp", self.PeerAddr); err != nil {
@@ -183,6 +192,7 @@ func Open(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("quorum: listen on peer address %s: %w", self.PeerAddr, err)
 		}
 		go n.servePeers(n.peers)
+		go n.fwd.pingLoop(cfg.TickTime/2, n.done)
 	}
 	go n.watchLeadership()
 	return n, nil
@@ -268,8 +278,15 @@ func (n *Node) Propose(e *Entry) Future {
 	return n.raft.Apply(e.Marshal(), 0)
 }
 
-// Touch records that a session was heard from; only the leader keeps deadlines.
-func (n *Node) Touch(id int64, timeout int32) { n.duties.touch(id, timeout) }
+// Touch records that a session was heard from. The leader keeps the deadlines; a
+// follower passes the news on every half tick.
+func (n *Node) Touch(id int64, timeout int32) {
+	if len(n.cfg.Peers) > 0 && n.raft.State() != raft.Leader {
+		n.fwd.touch(id, timeout)
+		return
+	}
+	n.duties.touch(id, timeout)
+}
 
 // Forget stops tracking a session this server closed.
 func (n *Node) Forget(id int64) { n.duties.forget(id) }
