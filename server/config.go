@@ -2,10 +2,12 @@ package server
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/quorum"
 )
 
 // Version is what zkraft reports as its ZooKeeper version (srvr, envi, mntr). Clients
@@ -32,6 +34,11 @@ type Config struct {
 	SnapRetainCount        int
 	SuperDigest            string // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
 	MaxOutstanding         int    // per connection, before the reader stops reading
+
+	// ServerID (myid) and Servers (the server.N lines) make this server a cluster
+	// member; no Servers: standalone.
+	ServerID int
+	Servers  []quorum.Peer
 }
 
 // DefaultConfig returns ZooKeeper's defaults with data in ./data.
@@ -88,6 +95,17 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("autopurge.snapRetainCount %d must be at least 1", c.SnapRetainCount)
 	case c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":"):
 		return fmt.Errorf("superDigest %q is not user:digest", c.SuperDigest)
+	case len(c.Servers) > 0 && (c.ServerID < 1 || c.ServerID > 254):
+		return fmt.Errorf("myid %d must be 1..254 in a cluster", c.ServerID)
+	}
+	if len(c.Servers) > 0 {
+		found := false
+		for _, p := range c.Servers {
+			found = found || p.ID == strconv.Itoa(c.ServerID)
+		}
+		if !found {
+			return fmt.Errorf("myid %d has no server.%d line", c.ServerID, c.ServerID)
+		}
 	}
 	return nil
 }

@@ -59,18 +59,27 @@ func (s *Server) Start() error {
 	qc.SnapshotRetain = s.cfg.SnapRetainCount
 	qc.Logger = s.log
 	qc.OnSessionClosed = s.sessionClosed
+	if len(s.cfg.Servers) > 0 {
+		qc.ID, qc.Peers = strconv.Itoa(s.cfg.ServerID), s.cfg.Servers
+		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/4)
+	}
 	node, err := quorum.Open(qc)
 	if err != nil {
 		return err
 	}
-	if err := node.WaitLeader(30 * time.Second); err != nil {
+	wait := node.WaitLeader
+	if len(s.cfg.Servers) > 0 {
+		// A member serves once the cluster has a leader; the others may still be starting.
+		wait = node.WaitForLeader
+	}
+	if err := wait(60 * time.Second); err != nil {
 		node.Close()
 		return err
 	}
 	s.mu.Lock()
 	s.node = node
 	s.mu.Unlock()
-	if s.ids, err = session.NewIDGenerator(0, time.Now()); err != nil {
+	if s.ids, err = session.NewIDGenerator(int64(s.cfg.ServerID), time.Now()); err != nil {
 		node.Close()
 		return err
 	}
