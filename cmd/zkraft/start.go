@@ -45,6 +45,13 @@ func newStartCommand() *cobra.Command {
 				}
 			}
 			applyFlags(cmd, &cfg, &flagCfg)
+			if len(cfg.Servers) > 0 && cfg.ServerID == 0 {
+				id, err := readMyID(cfg.DataDir)
+				if err != nil {
+					return err
+				}
+				cfg.ServerID = id
+			}
 			srv, err := server.New(cfg, log)
 			if err != nil {
 				return fmt.Errorf("config: %v", err)
@@ -67,6 +74,7 @@ func newStartCommand() *cobra.Command {
 	f.StringVar(&flagCfg.DataDir, "data-dir", flagCfg.DataDir, "data directory (dataDir)")
 	f.DurationVar(&flagCfg.TickTime, "tick-time", flagCfg.TickTime, "tick time (tickTime)")
 	f.IntVar(&flagCfg.MaxClientCnxns, "max-client-cnxns", flagCfg.MaxClientCnxns, "connections per client IP (maxClientCnxns)")
+	f.IntVar(&flagCfg.ServerID, "id", 0, "this server's id in a cluster (myid)")
 	f.StringSliceVar(&flagCfg.FourLetterWhitelist, "4lw-whitelist", flagCfg.FourLetterWhitelist, "four-letter words allowed (4lw.commands.whitelist)")
 	return cmd
 }
@@ -84,4 +92,5 @@ func applyFlags(cmd *cobra.Command, cfg, flags *server.Config) {
 	set("tick-time", func() { cfg.TickTime = flags.TickTime })
 	set("max-client-cnxns", func() { cfg.MaxClientCnxns = flags.MaxClientCnxns })
 	set("4lw-whitelist", func() { cfg.FourLetterWhitelist = flags.FourLetterWhitelist })
+	set("id", func() { cfg.ServerID = flags.ServerID })
 }

@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zkraft/zkraft/quorum"
 	"github.com/zkraft/zkraft/server"
 )
 
@@ -43,8 +47,8 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 
 // ignoredKeys are accepted without effect in standalone mode; a warning says so.
 var ignoredKeys = map[string]string{
-	"initLimit":                 "used by clusters only",
-	"syncLimit":                 "used by clusters only",
+	"initLimit":                 "zkraft's Raft timing follows tickTime",
+	"syncLimit":                 "zkraft's Raft timing follows tickTime",
 	"autopurge.purgeInterval":   "zkraft compacts its log behind snapshots on its own",
 	"admin.enableServer":        "zkraft has no admin server yet",
 	"admin.serverPort":          "zkraft has no admin server yet",
@@ -107,10 +111,58 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 			continue
 		}
 		if strings.HasPrefix(key, "server.") {
-			warnings = append(warnings, fmt.Sprintf("%s is ignored: this version of zkraft runs standalone only", key))
+			p, err := parseServerLine(strings.TrimPrefix(key, "server."), val)
+			if err != nil {
+				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
+			}
+			cfg.Servers = append(cfg.Servers, p)
 			continue
 		}
 		warnings = append(warnings, fmt.Sprintf("%s is not supported by zkraft and is ignored", key))
 	}
 	return warnings, sc.Err()
+}
+
+// parseServerLine reads ZooKeeper's server.N=host:peerPort:electionPort[:observer|:participant][;clientAddr]
+// into a quorum member: the peer port carries forwarded writes, the election port Raft.
+func parseServerLine(id, val string) (quorum.Peer, error) {
+	if n, err := strconv.Atoi(id); err != nil || n < 1 || n > 254 {
+		return quorum.Peer{}, fmt.Errorf("server id %q is not 1..254", id)
+	}
+	if i := strings.IndexByte(val, ';'); i >= 0 {
+		val = val[:i] // the client address part is this server's own clientPort setting
+	}
+	parts := strings.Split(val, ":")
+	if len(parts) < 3 || len(parts) > 4 {
+		return quorum.Peer{}, fmt.Errorf("%q is not host:peerPort:electionPort[:observer]", val)
+	}
+	for _, port := range parts[1:3] {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return quorum.Peer{}, fmt.Errorf("%q is not a port", port)
+		}
+	}
+	p := quorum.Peer{ID: id, PeerAddr: net.JoinHostPort(parts[0], parts[1]), RaftAddr: net.JoinHostPort(parts[0], parts[2])}
+	if len(parts) == 4 {
+		switch parts[3] {
+		case "observer":
+			p.Observer = true
+		case "participant":
+		default:
+			return quorum.Peer{}, fmt.Errorf("role %q is not observer or participant", parts[3])
+		}
+	}
+	return p, nil
+}
+
+// readMyID reads ZooKeeper's myid file from the data dir.
+func readMyID(dataDir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "myid"))
+	if err != nil {
+		return 0, fmt.Errorf("a cluster member needs its id: %v (or pass --id)", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a number", filepath.Join(dataDir, "myid"), strings.TrimSpace(string(b)))
+	}
+	return n, nil
 }

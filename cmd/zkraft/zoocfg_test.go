@@ -20,6 +20,7 @@ extendedTypesEnabled=false
 initLimit=10
 someFutureKey=1
 server.1=a:2888:3888
+server.2=b:2889:3889:observer;2181
 `), &cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -29,12 +30,28 @@ server.1=a:2888:3888
 		t.Fatalf("parsed %+v", cfg)
 	}
 	joined := strings.Join(warnings, "\n")
-	for _, key := range []string{"initLimit", "someFutureKey", "server.1"} {
+	if len(cfg.Servers) != 2 || cfg.Servers[0].PeerAddr != "a:2888" || cfg.Servers[0].RaftAddr != "a:3888" ||
+		cfg.Servers[0].Observer || !cfg.Servers[1].Observer || cfg.Servers[1].ID != "2" {
+		t.Fatalf("servers %+v", cfg.Servers)
+	}
+	for _, key := range []string{"initLimit", "someFutureKey"} {
 		if !strings.Contains(joined, key) {
 			t.Errorf("no warning names %s: %q", key, warnings)
 		}
 	}
 	if _, err := parseZooCfg(strings.NewReader("tickTime=soon\n"), &cfg); err == nil || !strings.Contains(err.Error(), "tickTime") {
 		t.Fatalf("bad value: %v", err)
+	}
+}
+
+func TestServerLineErrors(t *testing.T) {
+	for _, line := range []string{"server.0=a:1:2", "server.1=a:1", "server.1=a:x:2", "server.1=a:1:2:boss"} {
+		cfg := server.DefaultConfig()
+		if _, err := parseServerLine(line[7:8], line[9:]); err == nil {
+			t.Errorf("%s accepted", line)
+		}
+		if _, err := parseZooCfg(strings.NewReader(line+"\n"), &cfg); err == nil || !strings.Contains(err.Error(), "server.") {
+			t.Errorf("%s: %v", line, err)
+		}
 	}
 }
