@@ -91,9 +91,11 @@ func (c *conn) send(frame []byte) {
 func (c *conn) close(why string) {
 	c.once.Do(func() {
 		close(c.done)
-		c.nc.Close()
-		c.srv.node.FSM.Watches.RemoveWatcher(c)
+		// Forget the connection before the socket closes, so a client that sees the
+		// close never finds it still listed (stat, cons) or counted.
 		c.srv.removeConn(c)
+		c.srv.node.FSM.Watches.RemoveWatcher(c)
+		c.nc.Close()
 		c.srv.log.Debug("connection closed", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()), "why", why)
 	})
 }
