@@ -98,6 +98,13 @@ func newForwarder(n *Node) *forwarder {
 // forward sends e to the leader; the future completes when e is applied here.
 func (fw *forwarder) forward(e *Entry) Future {
 	fut := &forwardFuture{done: make(chan struct{})}
+	// During an election there is briefly no leader: wait for one rather than fail.
+	for deadline := time.Now().Add(4 * fw.n.cfg.HeartbeatTimeout); time.Now().Before(deadline); {
+		if _, id := fw.n.raft.LeaderWithID(); id != "" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	if err := fw.connectLocked(); err != nil {
