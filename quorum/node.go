@@ -234,6 +234,18 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger) (raft.Transport,
 	return trans, conf, nil
 }
 
+// HasLeader reports whether this node knows a leader now (standalone: always).
+func (n *Node) HasLeader() bool {
+	addr, _ := n.raft.LeaderWithID()
+	return addr != ""
+}
+
+// IsClustered reports whether this node is a member of a cluster.
+func (n *Node) IsClustered() bool { return len(n.cfg.Peers) > 0 }
+
+// HeartbeatTimeout is the Raft timeout of a cluster member.
+func (n *Node) HeartbeatTimeout() time.Duration { return n.cfg.HeartbeatTimeout }
+
 // IsLeader reports whether this node leads now.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
 

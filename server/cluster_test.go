@@ -125,3 +125,37 @@ func TestClusterServesClientsOnEveryMember(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A member cut off from the majority drops its clients and refuses new ones, so they
+// move to members that can serve them.
+func TestMinorityMemberDropsClients(t *testing.T) {
+	servers := startCluster(t, 3)
+	var lone *Server
+	for _, s := range servers {
+		if !s.node.IsLeader() {
+			lone = s
+		}
+	}
+	c := dial(t, lone.Addr().String())
+	c.connect(0, nil)
+	for _, s := range servers {
+		if s != lone {
+			s.Close()
+		}
+	}
+	c.nc.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if _, err := c.br.ReadByte(); err == nil || isTimeout(err) {
+		t.Fatalf("client of a minority member kept its connection: %v", err)
+	}
+	d := dial(t, lone.Addr().String())
+	req := &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}}
+	d.nc.Write(jute.AppendFrame(nil, req))
+	if _, err := jute.ReadFrame(d.br, nil, jute.DefaultMaxBuffer); err == nil {
+		t.Fatal("a member without a leader gave out a session")
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}

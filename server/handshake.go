@@ -29,6 +29,10 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		return false
 	}
 	fsm := c.srv.node.FSM
+	if !c.srv.node.HasLeader() {
+		c.srv.log.Warn("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
+		return false
+	}
 	if last := fsm.LastZxid(); req.LastZxidSeen > last {
 		// The client has seen a newer state than this server has: it must go elsewhere
 		// rather than travel back in time.

@@ -93,6 +93,10 @@ func (s *Server) Start() error {
 	s.start = time.Now()
 	s.wg.Add(1)
 	go s.acceptLoop()
+	if node.IsClustered() {
+		s.wg.Add(1)
+		go s.watchQuorum()
+	}
 	s.log.Info("serving", "addr", ln.Addr().String(), "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()))
 	return nil
 }
@@ -130,6 +134,42 @@ func (s *Server) acceptLoop() {
 			defer s.wg.Done()
 			c.serve()
 		}()
+	}
+}
+
+// watchQuorum drops every client connection when this member has had no leader for two
+// Raft timeouts (it is cut off from the majority), as ZooKeeper drops them when it stops
+// serving: the clients move to members that can serve them. Handshakes are refused until a
+// leader is known again.
+func (s *Server) watchQuorum() {
+	defer s.wg.Done()
+	tick := time.NewTicker(s.node.HeartbeatTimeout() / 2)
+	defer tick.Stop()
+	var lost time.Time
+	for range tick.C {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return
+		}
+		if s.node.HasLeader() {
+			lost = time.Time{}
+			continue
+		}
+		if lost.IsZero() {
+			lost = time.Now()
+			continue
+		}
+		if time.Since(lost) > 2*s.node.HeartbeatTimeout() {
+			conns := s.connList()
+			if len(conns) > 0 {
+				s.log.Warn("no leader: dropping client connections", "count", len(conns))
+			}
+			for _, c := range conns {
+				c.close("no quorum")
+			}
+		}
 	}
 }
 
