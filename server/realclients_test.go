@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ var (
 // dates and ports by placeholders, so two servers' transcripts can be compared.
 func normalizeCli(out string) []string {
 	ranks := map[string]string{}
-	var lines []string
+	var lines, events []string
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "SLF4J:") || strings.Contains(l, "JLine") || strings.TrimSpace(l) == "" {
 			continue
@@ -95,9 +96,16 @@ func normalizeCli(out string) []string {
 		})
 		l = dateRE.ReplaceAllString(l, "<date>")
 		l = portRE.ReplaceAllString(l, "127.0.0.1:<port>")
+		if l == "WATCHER::" || strings.HasPrefix(l, "WatchedEvent ") {
+			// zkCli prints events from its event thread: where they land among the
+			// command output is timing, so they are compared as a sorted list at the end.
+			events = append(events, l)
+			continue
+		}
 		lines = append(lines, l)
 	}
-	return lines
+	sort.Strings(events)
+	return append(lines, events...)
 }
 
 // zkCliScript covers the commands of zkCli's help that talk to the server.
