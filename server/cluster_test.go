@@ -10,17 +10,17 @@ import (
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/server/ztest"
 	"github.com/zkraft/zkraft/session"
 )
 
 func loopbackAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := ztest.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 // startCluster starts n in-process servers that form one cluster.
