@@ -75,3 +75,20 @@ func (t *Tree) check(tx Txn, r *jute.CheckVersionRequest) jute.Code {
 	}
 	return jute.OK
 }
+
+// ConfigPath is the node that holds the cluster's membership.
+const ConfigPath = "/zookeeper/config"
+
+// SetConfig replaces /zookeeper/config's data as a committed ZooKeeper reconfig does
+// (DataTree.processTxn with version -1): mzxid and mtime are the entry's, the data
+// version stays -1, and data watches on the node fire.
+func (t *Tree) SetConfig(tx Txn, data []byte) (jute.Stat, []Event) {
+	n := t.lookup(ConfigPath)
+	st := n.stat
+	st.Version = -1
+	st.Mtime = tx.Time
+	st.Mzxid = tx.Zxid
+	t.setStat(n, st)
+	t.setData(n, data)
+	return t.clientStat(n), []Event{{Type: jute.EventNodeDataChanged, Path: ConfigPath}}
+}

@@ -125,6 +125,10 @@ func TestThreeMemberCluster(t *testing.T) {
 			follower = n
 		}
 	}
+	// The session's client moves to the follower (its writes from there carry its id).
+	if r := propose(t, follower, &Entry{Session: 7, Op: OpMoveSession}); r.Err != jute.OK {
+		t.Fatalf("move session: %v", r.Err)
+	}
 	r := propose(t, follower, &Entry{Session: 7, Op: jute.OpCreate2, Req: &jute.CreateRequest{Path: "/via-follower", Acl: open}})
 	if r.Err != jute.OK || r.Resp.(*jute.Create2Response).Path != "/via-follower" || follower.FSM.LastZxid() < r.Zxid {
 		t.Fatalf("forwarded create: %+v", r)
@@ -149,6 +153,9 @@ func TestThreeMemberCluster(t *testing.T) {
 		}
 	}
 	// The follower's stream moves to the new leader.
+	if r := propose(t, follower, &Entry{Session: 7, Op: OpMoveSession}); r.Err != jute.OK {
+		t.Fatalf("move session: %v", r.Err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for retried := false; ; retried = true {
 		f := follower.Propose(&Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/after", Acl: open}})

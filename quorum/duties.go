@@ -56,7 +56,13 @@ func (d *duties) start() {
 		}
 	})
 	d.tracker = t
-	d.wg.Add(2)
+	d.wg.Add(3)
+	go func() {
+		defer d.wg.Done()
+		if d.n.IsClustered() {
+			d.membershipLoop(ctx)
+		}
+	}()
 	go func() {
 		defer d.wg.Done()
 		t.Run(ctx, d.expire)

@@ -23,12 +23,24 @@ type Entry struct {
 	Ids     []jute.Id
 	Req     jute.Record // the op's request record; nil for closeSession
 
-	// Origin and Seq name the proposal when a follower forwarded it: the follower waits
-	// for the entry with its own Origin and Seq to be applied locally. Empty Origin:
-	// proposed on the leader, which waits on Raft's future instead.
+	// Origin is the member whose client asked for the entry (empty for the leader's own
+	// duties and in standalone): the session's owner must be that member. Seq names a
+	// proposal a follower forwarded: the follower waits for the entry with its own
+	// Origin and Seq to be applied locally. Seq 0: proposed on the leader, which waits on
+	// Raft's future instead.
 	Origin string
 	Seq    uint64
 }
+
+// OpMoveSession is zkraft's own op (ZooKeeper revalidates a session at the leader
+// instead): a client reconnected to the member named by the entry's Origin, which now
+// owns the session.
+const OpMoveSession int32 = -100
+
+// OpSetConfig is zkraft's own op: the first leader of a cluster writes the configured
+// membership (a SetDataRequest of /zookeeper/config without the version line) into
+// /zookeeper/config, where ZooKeeper shows it.
+const OpSetConfig int32 = -101
 
 // SessionRequest is the body of a createSession entry.
 type SessionRequest struct {
@@ -57,6 +69,10 @@ func recordFor(op int32) (jute.Record, bool) {
 		return &jute.DeleteRequest{}, true
 	case jute.OpSync:
 		return &jute.SyncRequest{}, true
+	case OpMoveSession:
+		return nil, true
+	case OpSetConfig:
+		return &jute.SetDataRequest{}, true
 	}
 	if !jute.IsWrite(op) {
 		return nil, false

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,7 +47,12 @@ func (f *forwardFuture) Response() interface{} { <-f.done; return f.res }
 // Frame kinds on the peer stream, follower to leader.
 const (
 	frameEntry byte = 'E' // a proposal: Entry.Marshal follows
-	framePings byte = 'P' // sessions heard from: (id int64, timeout int32) pairs follow
+	// framePings is a follower's heartbeat: its id (a length byte, then the id) and the
+	// sessions heard from since the last one, as (id int64, timeout int32) pairs.
+	framePings byte = 'P'
+	// frameQuery asks whether the member has a Raft state; the answer is one frame of
+	// one byte, 1 or 0, and the stream ends. A new server asks before it bootstraps.
+	frameQuery byte = 'Q'
 )
 
 // maxForwardFrame bounds one forwarded entry (jute.maxbuffer plus the entry header).
@@ -85,37 +91,38 @@ type forwarder struct {
 	bw      *bufio.Writer
 	leader  string
 	seq     uint64
-	pending map[uint64]*forwardFuture
+	pending map[uint64]*pendingEntry
 	touched map[int64]int32 // sessions heard from since the last ping to the leader
+}
+
+// pendingEntry is a forwarded proposal the leader has not answered yet; data is kept so
+// it can be sent again when the member turned out not to lead.
+type pendingEntry struct {
+	fut  *forwardFuture
+	data []byte
 }
 
 // newForwarder starts Seq at the clock, so a restarted server never waits on an entry
 // its previous run forwarded with the same Seq (the log may still be replaying it).
 func newForwarder(n *Node) *forwarder {
-	return &forwarder{n: n, pending: map[uint64]*forwardFuture{}, seq: uint64(time.Now().UnixNano())}
+	return &forwarder{n: n, pending: map[uint64]*pendingEntry{}, seq: uint64(time.Now().UnixNano())}
 }
 
 // forward sends e to the leader; the future completes when e is applied here.
 func (fw *forwarder) forward(e *Entry) Future {
 	fut := &forwardFuture{done: make(chan struct{})}
-	// During an election there is briefly no leader: wait for one rather than fail.
-	for deadline := time.Now().Add(4 * fw.n.cfg.HeartbeatTimeout); time.Now().Before(deadline); {
-		if _, id := fw.n.raft.LeaderWithID(); id != "" {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	if err := fw.connectLocked(); err != nil {
+	if err := fw.reconnectLocked(); err != nil {
 		fut.complete(nil, err)
 		return fut
 	}
 	fw.seq++
 	e.Origin, e.Seq = fw.n.cfg.ID, fw.seq
-	fw.pending[e.Seq] = fut
+	data := append([]byte{frameEntry}, e.Marshal()...)
+	fw.pending[e.Seq] = &pendingEntry{fut: fut, data: data}
 	fw.n.FSM.waiters.Store(e.Seq, fut)
-	err := writeFrame(fw.bw, append([]byte{frameEntry}, e.Marshal()...))
+	err := writeFrame(fw.bw, data)
 	if err == nil {
 		err = fw.bw.Flush()
 	}
@@ -125,23 +132,67 @@ func (fw *forwarder) forward(e *Entry) Future {
 	return fut
 }
 
+// reconnectLocked connects to the leader, waiting while an election runs or the new
+// leader starts listening rather than fail a proposal that was not sent yet. It holds the
+// lock while it waits, so no proposal overtakes another.
+func (fw *forwarder) reconnectLocked() error {
+	deadline := time.Now().Add(10 * fw.n.cfg.HeartbeatTimeout)
+	for {
+		err := fw.connectLocked()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// resendLocked is called when the member the stream went to answered that it does not
+// lead: it appended none of the entries still pending (it refuses every entry after
+// the first refusal), so they go again, in order, to the leader there is now.
+func (fw *forwarder) resendLocked(stale net.Conn) {
+	if fw.conn == stale {
+		fw.conn.Close()
+		fw.conn = nil
+	}
+	seqs := make([]uint64, 0, len(fw.pending))
+	for seq := range fw.pending {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	if err := fw.reconnectLocked(); err != nil {
+		fw.dropLocked(err)
+		return
+	}
+	for _, seq := range seqs {
+		if p := fw.pending[seq]; p != nil {
+			if err := writeFrame(fw.bw, p.data); err != nil {
+				fw.dropLocked(fmt.Errorf("%w: %v", ErrNoLeader, err))
+				return
+			}
+		}
+	}
+	if err := fw.bw.Flush(); err != nil {
+		fw.dropLocked(fmt.Errorf("%w: %v", ErrNoLeader, err))
+	}
+}
+
 // connectLocked dials the current leader's peer address if the stream is not to it.
 func (fw *forwarder) connectLocked() error {
 	_, id := fw.n.raft.LeaderWithID()
 	if id == "" {
-		return ErrNoLeader
+		return fmt.Errorf("%w: none known", ErrNoLeader)
 	}
 	if fw.conn != nil && fw.leader == string(id) {
 		return nil
 	}
-	fw.dropLocked(ErrNoLeader)
-	var addr string
-	for _, p := range fw.n.cfg.Peers {
-		if p.ID == string(id) {
-			addr = p.PeerAddr
-		}
+	if fw.conn != nil {
+		fw.dropLocked(fmt.Errorf("%w: the leader changed", ErrNoLeader))
 	}
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	p, ok := fw.n.peer(string(id))
+	if !ok {
+		return fmt.Errorf("%w: leader %s is not a known member", ErrNoLeader, id)
+	}
+	c, err := fw.n.cfg.Network.Dial(p.PeerAddr, 2*time.Second)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoLeader, err)
 	}
@@ -157,9 +208,9 @@ func (fw *forwarder) dropLocked(err error) {
 		fw.conn.Close()
 		fw.conn = nil
 	}
-	for seq, fut := range fw.pending {
+	for seq, p := range fw.pending {
 		fw.n.FSM.waiters.Delete(seq)
-		fut.complete(nil, err)
+		p.fut.complete(nil, err)
 		delete(fw.pending, seq)
 	}
 }
@@ -180,12 +231,21 @@ func (fw *forwarder) readReplies(c net.Conn) {
 		}
 		seq := binary.BigEndian.Uint64(b[:8])
 		fw.mu.Lock()
-		fut := fw.pending[seq]
+		if fw.conn != c {
+			fw.mu.Unlock()
+			return // the stream was replaced; its pending entries went elsewhere
+		}
+		if string(b[8:]) == raft.ErrNotLeader.Error() {
+			fw.resendLocked(c)
+			fw.mu.Unlock()
+			return
+		}
+		p := fw.pending[seq]
 		delete(fw.pending, seq)
 		fw.mu.Unlock()
-		if fut != nil && len(b) > 8 {
+		if p != nil && len(b) > 8 {
 			fw.n.FSM.waiters.Delete(seq)
-			fut.complete(nil, errors.New(string(b[8:])))
+			p.fut.complete(nil, errors.New(string(b[8:])))
 		}
 	}
 }
@@ -212,8 +272,9 @@ func (fw *forwarder) pingLoop(every time.Duration, done <-chan struct{}) {
 		case <-t.C:
 		}
 		fw.mu.Lock()
-		if len(fw.touched) > 0 && fw.connectLocked() == nil {
-			msg := []byte{framePings}
+		// Sent even with no sessions: the leader counts its learners by these.
+		if fw.connectLocked() == nil {
+			msg := append([]byte{framePings, byte(len(fw.n.cfg.ID))}, fw.n.cfg.ID...)
 			for id, to := range fw.touched {
 				msg = binary.BigEndian.AppendUint64(msg, uint64(id))
 				msg = binary.BigEndian.AppendUint32(msg, uint32(to))
@@ -258,7 +319,10 @@ func (n *Node) servePeer(c net.Conn) {
 		for a := range answers {
 			err := a.err
 			if err == nil {
-				err = a.f.Error()
+				if err = a.f.Error(); errors.Is(err, raft.ErrNotLeader) {
+					// Not a refusal before appending: later entries may be in the log.
+					err = raft.ErrLeadershipLost
+				}
 			}
 			msg := make([]byte, 8, 64)
 			binary.BigEndian.PutUint64(msg, a.seq)
@@ -276,14 +340,30 @@ func (n *Node) servePeer(c net.Conn) {
 		}
 	}()
 	defer close(answers)
+	refusing := false
 	br := bufio.NewReader(c)
 	for {
 		b, err := readFrame(br)
 		if err != nil || len(b) == 0 {
 			return
 		}
+		if b[0] == frameQuery {
+			var has byte
+			if n.raft.LastIndex() > 0 {
+				has = 1
+			}
+			w := bufio.NewWriter(c)
+			if writeFrame(w, []byte{has}) == nil {
+				w.Flush()
+			}
+			return
+		}
 		if b[0] == framePings {
-			for p := b[1:]; len(p) >= 12; p = p[12:] {
+			if len(b) < 2 || len(b) < 2+int(b[1]) {
+				return
+			}
+			n.learnerSeen(string(b[2 : 2+int(b[1])]))
+			for p := b[2+int(b[1]):]; len(p) >= 12; p = p[12:] {
 				n.duties.touch(int64(binary.BigEndian.Uint64(p)), int32(binary.BigEndian.Uint32(p[8:])))
 			}
 			continue
@@ -292,11 +372,50 @@ func (n *Node) servePeer(c net.Conn) {
 		if err != nil || b[0] != frameEntry {
 			return
 		}
-		if n.raft.State() != raft.Leader {
+		// Once this member has refused an entry as not the leader, it refuses the rest
+		// of the stream too, so the follower can send them all again in order.
+		if refusing = refusing || n.raft.State() != raft.Leader; refusing {
 			answers <- inflight{seq: e.Seq, err: raft.ErrNotLeader}
 			continue
 		}
 		e.Time = time.Now().UnixMilli()
 		answers <- inflight{seq: e.Seq, f: n.raft.Apply(e.Marshal(), 0)}
 	}
+}
+
+// clusterFormed asks the other configured members whether any of them already holds a
+// Raft state. A new server whose cluster exists must not bootstrap one of its own: it
+// waits to be added (it was started for a reconfig -add, or its data dir was wiped).
+func clusterFormed(cfg *Config) bool {
+	answers := make(chan bool, len(cfg.Peers))
+	asked := 0
+	for _, p := range cfg.Peers {
+		if p.ID == cfg.ID {
+			continue
+		}
+		asked++
+		go func(addr string) {
+			answers <- askFormed(cfg.Network, addr)
+		}(p.PeerAddr)
+	}
+	formed := false
+	for ; asked > 0; asked-- {
+		formed = <-answers || formed
+	}
+	return formed
+}
+
+func askFormed(network Network, addr string) bool {
+	c, err := network.Dial(addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	w := bufio.NewWriter(c)
+	if writeFrame(w, []byte{frameQuery}) != nil || w.Flush() != nil {
+		return false
+	}
+	b, err := readFrame(bufio.NewReader(c))
+	return err == nil && len(b) == 1 && b[0] == 1
 }

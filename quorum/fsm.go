@@ -44,6 +44,9 @@ type FSM struct {
 	// OnSessionClosed, if set, is called (outside the lock) after a session is closed or
 	// expired through the log, so the server can drop that session's connection.
 	OnSessionClosed func(id int64)
+	// OnSessionMoved, if set, is called (outside the lock) after a session's owner
+	// changed, so the server that held it can drop the old connection.
+	OnSessionMoved func(id int64, owner string)
 
 	// sessionsChanged tells the leader's expiry tracker about sessions the log created
 	// (true) or closed (false), whichever server proposed them. It has no effect on state.
@@ -53,6 +56,11 @@ type FSM struct {
 	// that wait to be applied here, by Seq.
 	self    string
 	waiters sync.Map // uint64 -> *forwardFuture
+
+	// members is the membership /zookeeper/config holds (nil before one is set).
+	members atomic.Pointer[Membership]
+	// membersChanged, if set, is called (outside the lock) after the membership changed.
+	membersChanged func()
 
 	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
 	canRead  watch.ReadCheck
@@ -65,6 +73,9 @@ func NewFSM(opts datatree.Options) *FSM {
 		jute.OpCreateSession: f.applyCreateSession,
 		jute.OpCloseSession:  f.applyCloseSession,
 		jute.OpSync:          f.applySync,
+		OpMoveSession:        f.applyMoveSession,
+		OpSetConfig:          f.applySetConfig,
+		jute.OpReconfig:      f.applyReconfig,
 	}
 	for _, op := range []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
 		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpCheck, jute.OpMulti, jute.OpDeleteContainer} {
@@ -112,7 +123,7 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 	}
 	f.mu.Unlock()
 	res.Zxid = zxid
-	if e.Origin != "" && e.Origin == f.self {
+	if e.Seq != 0 && e.Origin == f.self {
 		if w, ok := f.waiters.LoadAndDelete(e.Seq); ok {
 			w.(*forwardFuture).complete(res, nil)
 		}
@@ -125,8 +136,13 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 			f.sessionsChanged(e.Session, 0, false)
 		}
 	}
-	if e.Op == jute.OpCloseSession && f.OnSessionClosed != nil {
+	switch {
+	case e.Op == jute.OpCloseSession && res.Err == jute.OK && f.OnSessionClosed != nil:
 		f.OnSessionClosed(e.Session)
+	case e.Op == OpMoveSession && res.Err == jute.OK && f.OnSessionMoved != nil:
+		f.OnSessionMoved(e.Session, e.Origin)
+	case (e.Op == OpSetConfig || e.Op == jute.OpReconfig) && res.Err == jute.OK && f.membersChanged != nil:
+		f.membersChanged()
 	}
 	return res
 }
@@ -136,10 +152,23 @@ func (f *FSM) txn(zxid int64, e *Entry) datatree.Txn {
 		Caller: datatree.Caller{Session: e.Session, Ids: e.Ids, Super: e.Super}}
 }
 
+// checkSession is ZooKeeper's checkSession(id, owner): the session must exist and, for
+// an entry a client asked for, be owned by the member it came through.
+func (f *FSM) checkSession(e *Entry) jute.Code {
+	s, ok := f.sessions.Get(e.Session)
+	switch {
+	case !ok:
+		return jute.ErrSessionExpired
+	case e.Origin != "" && s.Owner != e.Origin:
+		return jute.ErrSessionMoved
+	}
+	return jute.OK
+}
+
 func (f *FSM) applyTree(zxid int64, e *Entry) (*Result, []datatree.Event) {
 	if e.Op != jute.OpDeleteContainer {
-		if _, ok := f.sessions.Get(e.Session); !ok {
-			return &Result{Err: jute.ErrSessionExpired}, nil
+		if code := f.checkSession(e); code != jute.OK {
+			return &Result{Err: code}, nil
 		}
 	}
 	resp, code, events := f.tree.Apply(f.txn(zxid, e), e.Op, e.Req)
@@ -148,17 +177,103 @@ func (f *FSM) applyTree(zxid int64, e *Entry) (*Result, []datatree.Event) {
 
 func (f *FSM) applyCreateSession(zxid int64, e *Entry) (*Result, []datatree.Event) {
 	r := e.Req.(*SessionRequest)
-	if !f.sessions.Add(session.Session{ID: e.Session, Password: r.Password, Timeout: r.Timeout}) {
+	if !f.sessions.Add(session.Session{ID: e.Session, Password: r.Password, Timeout: r.Timeout, Owner: e.Origin}) {
 		return &Result{Err: jute.ErrSessionExpired}, nil
 	}
 	return &Result{}, nil
 }
 
+// applyCloseSession closes a session a client closed (through the member that owns it)
+// or the leader expired (no Origin). A close from a member the session has moved away
+// from is refused, so an old connection cannot end the session its client moved.
 func (f *FSM) applyCloseSession(zxid int64, e *Entry) (*Result, []datatree.Event) {
-	if _, ok := f.sessions.Remove(e.Session); !ok {
-		return &Result{}, nil
+	if code := f.checkSession(e); code != jute.OK {
+		if code == jute.ErrSessionExpired {
+			code = jute.OK // closing a closed session is a no-op
+		}
+		return &Result{Err: code}, nil
 	}
+	f.sessions.Remove(e.Session)
 	return &Result{}, f.tree.CloseSession(f.txn(zxid, e), e.Session)
+}
+
+func (f *FSM) applyMoveSession(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	if !f.sessions.SetOwner(e.Session, e.Origin) {
+		return &Result{Err: jute.ErrSessionExpired}, nil
+	}
+	return &Result{}, nil
+}
+
+// Members is the cluster's membership as /zookeeper/config holds it; false before the
+// first leader wrote it (and always in standalone).
+func (f *FSM) Members() (Membership, bool) {
+	m := f.members.Load()
+	if m == nil {
+		return Membership{}, false
+	}
+	return *m, true
+}
+
+// loadMembers parses /zookeeper/config into the membership cache; under the lock.
+func (f *FSM) loadMembers() {
+	data, _, _ := f.tree.Get(datatree.ConfigPath)
+	if len(data) == 0 {
+		f.members.Store(nil)
+		return
+	}
+	m, err := ParseMembership(string(data))
+	if err != nil {
+		panic(fmt.Sprintf("quorum: /zookeeper/config does not parse: %v", err))
+	}
+	f.members.Store(&m)
+}
+
+func (f *FSM) setMembers(zxid int64, e *Entry, m Membership) (jute.Stat, []datatree.Event) {
+	m.Version = zxid
+	st, events := f.tree.SetConfig(f.txn(zxid, e), []byte(m.String()))
+	f.members.Store(&m)
+	return st, events
+}
+
+// applySetConfig writes the configured membership once, if no leader did before.
+func (f *FSM) applySetConfig(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	if f.members.Load() != nil {
+		return &Result{Err: jute.ErrNodeExists}, nil
+	}
+	m, err := ParseMembership(string(e.Req.(*jute.SetDataRequest).Data))
+	if err != nil {
+		return &Result{Err: jute.ErrBadArguments}, nil
+	}
+	_, events := f.setMembers(zxid, e, m)
+	return &Result{}, events
+}
+
+// applyReconfig is ZooKeeper's reconfig as the leader prepares and every server applies
+// it: the session, then WRITE on /zookeeper/config (only a super user has it by
+// default), the expected config version, then the new membership itself. The reply is
+// the new configuration and the node's stat.
+func (f *FSM) applyReconfig(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	if code := f.checkSession(e); code != jute.OK {
+		return &Result{Err: code}, nil
+	}
+	if code := f.tree.CheckACL(datatree.ConfigPath, jute.PermWrite, f.txn(zxid, e).Caller); code != jute.OK {
+		return &Result{Err: code}, nil
+	}
+	cur, ok := f.Members()
+	if !ok {
+		return &Result{Err: jute.ErrReconfigInProgress}, nil
+	}
+	r := e.Req.(*jute.ReconfigRequest)
+	if r.CurConfigId != -1 && r.CurConfigId != cur.Version {
+		return &Result{Err: jute.ErrBadVersion}, nil
+	}
+	next, err := cur.reconfigure(r.JoiningServers, r.LeavingServers, r.NewMembers)
+	if err != nil {
+		return &Result{Err: jute.ErrBadArguments}, nil
+	}
+	st, events := f.setMembers(zxid, e, next)
+	data, _, _ := f.tree.Get(datatree.ConfigPath)
+	return &Result{Resp: &jute.GetDataResponse{Data: data, Stat: st}}, events
 }
 
 func (f *FSM) applySync(zxid int64, e *Entry) (*Result, []datatree.Event) {
@@ -225,7 +340,11 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	f.tree, f.sessions = tree, sessions
 	f.lastZxid.Store(zxid)
+	f.loadMembers()
 	f.mu.Unlock()
+	if f.membersChanged != nil {
+		f.membersChanged()
+	}
 	return nil
 }
 

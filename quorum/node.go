@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -33,6 +34,8 @@ type Config struct {
 	Logger         *slog.Logger
 	// OnSessionClosed is called after a closeSession entry is applied (see FSM).
 	OnSessionClosed func(id int64)
+	// OnSessionMoved is called after a session's owner changed (see FSM).
+	OnSessionMoved func(id int64, owner string)
 
 	// ID and Peers make a cluster: Peers lists every member (this one included) with
 	// its Raft address (ZooKeeper's election port). No peers: a standalone one-voter
@@ -41,6 +44,8 @@ type Config struct {
 	Peers []Peer
 	// HeartbeatTimeout is the Raft heartbeat and election timeout of a cluster.
 	HeartbeatTimeout time.Duration
+	// Network carries the members' streams; nil is TCP.
+	Network Network
 }
 
 // Peer is one cluster member: ZooKeeper's server.N line.
@@ -49,6 +54,9 @@ type Peer struct {
 	RaftAddr string // host:port Raft listens on (ZooKeeper's election port)
 	PeerAddr string // host:port followers forward proposals to (ZooKeeper's peer port)
 	Observer bool   // a non-voter: replicates and serves reads, never votes
+	// ClientAddr is the client address the server line names after ';' (empty: not
+	// named, the member's own clientPort applies). Shown in /zookeeper/config.
+	ClientAddr string
 }
 
 // DefaultConfig returns ZooKeeper's defaults.
@@ -105,6 +113,10 @@ type Node struct {
 	duties *duties
 	notify chan bool
 	done   chan struct{}
+	// membersChanged wakes the leader's membership duty (see membershipLoop).
+	membersChanged chan struct{}
+	// learners is when each follower or observer last sent its heartbeat (leader).
+	learners sync.Map // member id -> time.Time
 }
 
 // Open starts a node: with no peers a one-voter Raft cluster over an in-memory
@@ -116,6 +128,9 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, err
+	}
+	if cfg.Network == nil {
+		cfg.Network = TCP{}
 	}
 	// Log compaction frees many pages; a synced freelist makes every later commit write
 	// it out (writes slow down as the log turns over), so the freelist is rebuilt at
@@ -162,12 +177,22 @@ func Open(cfg Config) (*Node, error) {
 		}
 	}
 	fsm.OnSessionClosed = cfg.OnSessionClosed
+	fsm.OnSessionMoved = cfg.OnSessionMoved
+	membersChanged := make(chan struct{}, 1)
+	fsm.membersChanged = func() {
+		select {
+		case membersChanged <- struct{}{}:
+		default:
+		}
+	}
 	has, err := raft.HasExistingState(logs, store, snaps)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	if !has {
+	if !has && len(cfg.Peers) > 0 && clusterFormed(&cfg) {
+		cfg.Logger.Info("joining an existing cluster: waiting to be added by its leader", "id", cfg.ID)
+	} else if !has {
 		// Every member bootstraps with the same configuration; Raft accepts that.
 		if err := raft.BootstrapCluster(rc, logs, store, snaps, trans, conf); err != nil {
 			store.Close()
@@ -182,12 +207,12 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
-	n := &Node{cfg: cfg, FSM: fsm, raft: r, store: store, trans: trans, notify: notify, done: make(chan struct{})}
+	n := &Node{cfg: cfg, FSM: fsm, raft: r, store: store, trans: trans, notify: notify, done: make(chan struct{}), membersChanged: membersChanged}
 	d.n = n
 	n.duties = d
 	n.fwd = newForwarder(n)
 	if self := cfg.self(); self != nil {
-		if n.peers, err = net.Listen("tcp", self.PeerAddr); err != nil {
+		if n.peers, err = cfg.Network.Listen(self.PeerAddr); err != nil {
 			n.Close()
 			return nil, fmt.Errorf("quorum: listen on peer address %s: %w", self.PeerAddr, err)
 		}
@@ -215,14 +240,17 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger) (raft.Transport,
 	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
 	rc.ElectionTimeout = cfg.HeartbeatTimeout
 	rc.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
-	tcpAddr, err := net.ResolveTCPAddr("tcp", self.RaftAddr)
-	if err != nil {
-		return nil, raft.Configuration{}, fmt.Errorf("quorum: raft address %q: %w", self.RaftAddr, err)
-	}
-	trans, err := raft.NewTCPTransportWithLogger(self.RaftAddr, tcpAddr, 3, 10*time.Second, hlog)
+	ln, err := cfg.Network.Listen(self.RaftAddr)
 	if err != nil {
 		return nil, raft.Configuration{}, fmt.Errorf("quorum: listen on %s: %w", self.RaftAddr, err)
 	}
+	// Advertise the configured address (the listener may be bound to 0.0.0.0).
+	adv, err := net.ResolveTCPAddr("tcp", self.RaftAddr)
+	if err != nil {
+		ln.Close()
+		return nil, raft.Configuration{}, fmt.Errorf("quorum: raft address %q: %w", self.RaftAddr, err)
+	}
+	trans := raft.NewNetworkTransportWithLogger(&streamLayer{Listener: ln, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog)
 	var conf raft.Configuration
 	for _, p := range cfg.Peers {
 		sv := raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter}
@@ -239,6 +267,10 @@ func (n *Node) HasLeader() bool {
 	addr, _ := n.raft.LeaderWithID()
 	return addr != ""
 }
+
+// ID is this member's id (ZooKeeper's myid); empty in standalone. Entries a client asks
+// for carry it as their Origin.
+func (n *Node) ID() string { return n.cfg.ID }
 
 // IsClustered reports whether this node is a member of a cluster.
 func (n *Node) IsClustered() bool { return len(n.cfg.Peers) > 0 }
@@ -311,10 +343,59 @@ func (n *Node) Mode() string {
 		return "standalone"
 	case n.raft.State() == raft.Leader:
 		return "leader"
-	case n.cfg.self().Observer:
+	case n.isObserver():
 		return "observer"
 	}
 	return "follower"
+}
+
+// isObserver reports whether this member observes, by the current membership (the
+// configured one before the first leader wrote it).
+func (n *Node) isObserver() bool {
+	if p, ok := n.peer(n.cfg.ID); ok {
+		return p.Observer
+	}
+	return false
+}
+
+// peer finds a member in /zookeeper/config's membership, else among the configured
+// ones.
+func (n *Node) peer(id string) (Peer, bool) {
+	if m, ok := n.FSM.Members(); ok {
+		if p, ok := m.Peer(id); ok {
+			return p, true
+		}
+	}
+	for _, p := range n.cfg.Peers {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Peer{}, false
+}
+
+func (n *Node) learnerSeen(id string) { n.learners.Store(id, time.Now()) }
+
+// Learners counts, on the leader, the members heard from in the last two ticks, as
+// ZooKeeper's leader counts its synced followers and observers. Elsewhere both are 0.
+func (n *Node) Learners() (followers, observers int) {
+	if !n.IsLeader() {
+		return 0, 0
+	}
+	recent := time.Now().Add(-2 * n.cfg.TickTime)
+	n.learners.Range(func(k, v any) bool {
+		id := k.(string)
+		p, ok := n.peer(id)
+		switch {
+		case !ok || id == n.cfg.ID || v.(time.Time).Before(recent):
+		case p.Observer:
+			observers++
+		default:
+			followers++
+		}
+		return true
+	})
+	return followers, observers
 }
 
 // LastSnapshot describes the newest snapshot, for 4lw and tools.

@@ -3,71 +3,22 @@ package server
 import (
 	"net"
 	"strconv"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/quorum"
-	"github.com/zkraft/zkraft/server/ztest"
 	"github.com/zkraft/zkraft/session"
 )
-
-func loopbackAddr(t *testing.T) string {
-	t.Helper()
-	port, err := ztest.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "127.0.0.1:" + strconv.Itoa(port)
-}
-
-// startCluster starts n in-process servers that form one cluster.
-func startCluster(t *testing.T, n int) []*Server {
-	t.Helper()
-	var peers []quorum.Peer
-	for i := 1; i <= n; i++ {
-		peers = append(peers, quorum.Peer{ID: strconv.Itoa(i), RaftAddr: loopbackAddr(t), PeerAddr: loopbackAddr(t)})
-	}
-	servers := make([]*Server, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range servers {
-		cfg := DefaultConfig()
-		cfg.ClientPort, cfg.ClientPortAddress, cfg.DataDir = 0, "127.0.0.1", t.TempDir()
-		cfg.ServerID, cfg.Servers = i+1, peers
-		cfg.TickTime = 200 * time.Millisecond
-		s, err := New(cfg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers[i] = s
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.Start()
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("server %d: %v", i+1, err)
-		}
-	}
-	t.Cleanup(func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	})
-	return servers
-}
 
 // Clients on different members of a 3-server cluster see one tree: a write through any
 // member is answered after it is applied there, a read after sync sees it, and a watch
 // set on one member fires for a change made through another.
 func TestClusterServesClientsOnEveryMember(t *testing.T) {
-	servers := startCluster(t, 3)
+	tc := newTestCluster(t, 3)
+	servers := tc.servers
 	clients := make([]*rawClient, 3)
 	for i, s := range servers {
 		clients[i] = dial(t, s.Addr().String())
@@ -110,26 +61,13 @@ func TestClusterServesClientsOnEveryMember(t *testing.T) {
 		t.Fatalf("children on member 2: %d %v", h.Err, kids.Children)
 	}
 	// Every member ends with the same tree.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var digests []uint64
-		for _, s := range servers {
-			s.node.FSM.Read(func(tr *datatree.Tree, _ *session.Table) { digests = append(digests, tr.Digest()) })
-		}
-		if digests[0] == digests[1] && digests[1] == digests[2] {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("members did not converge: %x", digests)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	tc.converge()
 }
 
 // A member cut off from the majority drops its clients and refuses new ones, so they
 // move to members that can serve them.
 func TestMinorityMemberDropsClients(t *testing.T) {
-	servers := startCluster(t, 3)
+	servers := newTestCluster(t, 3).servers
 	var lone *Server
 	for _, s := range servers {
 		if !s.node.IsLeader() {
@@ -158,4 +96,450 @@ func TestMinorityMemberDropsClients(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// connectTimeout opens a session with the given timeout (ms) and returns the client.
+func connectTimeout(t *testing.T, addr string, timeout int32) *rawClient {
+	t.Helper()
+	c := dial(t, addr)
+	req := &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: timeout, Passwd: make([]byte, 16)}}
+	c.nc.Write(jute.AppendFrame(nil, req))
+	var resp jute.Connected
+	c.readFrame(&resp)
+	if resp.SessionId == 0 {
+		t.Fatalf("no session from %s", addr)
+	}
+	c.sid, c.pw = resp.SessionId, resp.Passwd
+	return c
+}
+
+// expectClosed fails unless the server closes c within d.
+func expectClosed(t *testing.T, c *rawClient, d time.Duration, why string) {
+	t.Helper()
+	c.nc.SetReadDeadline(time.Now().Add(d))
+	for {
+		if _, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer); err != nil {
+			if isTimeout(err) {
+				t.Fatalf("%s: connection still open after %v", why, d)
+			}
+			return
+		}
+	}
+}
+
+func exists(t *testing.T, c *rawClient, path string) (jute.Stat, bool) {
+	t.Helper()
+	var r jute.ExistsResponse
+	h := c.call(jute.OpExists, &jute.ExistsRequest{Path: path}, &r)
+	if h.Err != 0 && h.Err != int32(jute.ErrNoNode) {
+		t.Fatalf("exists %s: %d", path, h.Err)
+	}
+	return r.Stat, h.Err == 0
+}
+
+// A client that reattaches its session through another member moves it there: the
+// connection it left is closed (ZooKeeper's SESSIONMOVED), a write the old member still
+// proposes for it is refused, and the session, its ephemerals and its password live on.
+func TestClusterSessionMovesBetweenMembers(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	a := dial(t, tc.addr(0))
+	a.connect(0, nil)
+	if h := a.call(jute.OpCreate, &jute.CreateRequest{Path: "/mine", Acl: openACL, Flags: jute.FlagEphemeral}, nil); h.Err != 0 {
+		t.Fatalf("create: %d", h.Err)
+	}
+	b := dial(t, tc.addr(1))
+	if r := b.connect(a.sid, a.pw); r.SessionId != a.sid || r.TimeOut == 0 {
+		t.Fatalf("reattach on member 2: %+v", r)
+	}
+	expectClosed(t, a, 5*time.Second, "connection left on member 1")
+	if st, ok := exists(t, b, "/mine"); !ok || st.EphemeralOwner != a.sid {
+		t.Fatalf("ephemeral after the move: %v %+v", ok, st)
+	}
+	if h := b.call(jute.OpSetData, &jute.SetDataRequest{Path: "/mine", Data: []byte("b"), Version: -1}, &jute.SetDataResponse{}); h.Err != 0 {
+		t.Fatalf("write through the new member: %d", h.Err)
+	}
+	// A write member 1 proposes for the session now is refused when applied.
+	f := tc.servers[0].node.Propose(&quorum.Entry{Session: a.sid, Op: jute.OpSetData, Origin: "1",
+		Req: &jute.SetDataRequest{Path: "/mine", Data: []byte("stale"), Version: -1}})
+	if err := f.Error(); err != nil {
+		t.Fatal(err)
+	}
+	if res := f.Response().(*quorum.Result); res.Err != jute.ErrSessionMoved {
+		t.Fatalf("write from the old member: %v, want SESSIONMOVED", res.Err)
+	}
+	// So is a close from there: the session survives it.
+	f = tc.servers[0].node.Propose(&quorum.Entry{Session: a.sid, Op: jute.OpCloseSession, Origin: "1"})
+	if err := f.Error(); err != nil {
+		t.Fatal(err)
+	}
+	if res := f.Response().(*quorum.Result); res.Err != jute.ErrSessionMoved {
+		t.Fatalf("close from the old member: %v, want SESSIONMOVED", res.Err)
+	}
+	tc.converge()
+	for i, s := range tc.servers {
+		s.node.FSM.Read(func(_ *datatree.Tree, tab *session.Table) {
+			if got, ok := tab.Get(a.sid); !ok || got.Owner != "2" {
+				t.Fatalf("member %d: session %+v %v, want owner 2", i+1, got, ok)
+			}
+		})
+	}
+	// Moving back works too.
+	c := dial(t, tc.addr(0))
+	if r := c.connect(a.sid, a.pw); r.SessionId != a.sid {
+		t.Fatalf("reattach on member 1: %+v", r)
+	}
+	expectClosed(t, b, 5*time.Second, "connection left on member 2")
+	var gd jute.GetDataResponse
+	if h := c.call(jute.OpGetData, &jute.GetDataRequest{Path: "/mine"}, &gd); h.Err != 0 || string(gd.Data) != "b" {
+		t.Fatalf("read after moving back: %d %q", h.Err, gd.Data)
+	}
+}
+
+// Killing the leader: a new one is elected, the clients on the other members keep their
+// sessions (no expiry storm), ephemerals and watches; writes go on; the old leader
+// restarts, catches up and ends with the same tree.
+func TestClusterLeaderFailoverKeepsSessionsAndWatches(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	old := tc.leader()
+	var clients []*rawClient
+	for i := range tc.servers {
+		if i == old {
+			continue
+		}
+		c := connectTimeout(t, tc.addr(i), 2000)
+		p := "/e" + strconv.Itoa(i)
+		if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: p, Acl: openACL, Flags: jute.FlagEphemeral}, nil); h.Err != 0 {
+			t.Fatalf("create %s: %d", p, h.Err)
+		}
+		clients = append(clients, c)
+	}
+	if h := clients[1].call(jute.OpExists, &jute.ExistsRequest{Path: "/after", Watch: true}, &jute.ExistsResponse{}); h.Err != int32(jute.ErrNoNode) {
+		t.Fatalf("watch: %d", h.Err)
+	}
+	tc.stop(old)
+	tc.leader()
+	// Keep the sessions alive through the election, then wait past their timeout.
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		for _, c := range clients {
+			if h := c.call(jute.OpPing, nil, nil); h.Err != 0 {
+				t.Fatalf("ping: %d", h.Err)
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if h := clients[0].call(jute.OpCreate, &jute.CreateRequest{Path: "/after", Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("write after failover: %d", h.Err)
+	}
+	var eh jute.ReplyHeader
+	var ev jute.WatcherEvent
+	clients[1].readFrame(&eh, &ev)
+	if eh.Xid != jute.XidNotification || ev.Type != jute.EventNodeCreated || ev.Path != "/after" {
+		t.Fatalf("watch across failover: %+v %+v", eh, ev)
+	}
+	for i := range tc.servers {
+		if i == old {
+			continue
+		}
+		if _, ok := exists(t, clients[0], "/e"+strconv.Itoa(i)); !ok {
+			t.Fatalf("ephemeral of member %d lost in the failover", i+1)
+		}
+	}
+	tc.start(old)
+	tc.converge()
+}
+
+// The whole cluster stops and starts again with every acknowledged write.
+func TestClusterWholeRestartKeepsData(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	c := dial(t, tc.addr(tc.follower()))
+	c.connect(0, nil)
+	for i := 0; i < 50; i++ {
+		p := "/n" + strconv.Itoa(i)
+		if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: p, Data: []byte(p), Acl: openACL}, nil); h.Err != 0 {
+			t.Fatalf("create %s: %d", p, h.Err)
+		}
+	}
+	tc.stopAll()
+	tc.start(0, 1, 2)
+	tc.converge()
+	for i := range tc.servers {
+		d := dial(t, tc.addr(i))
+		d.connect(0, nil)
+		var kids jute.GetChildrenResponse
+		if h := d.call(jute.OpGetChildren, &jute.GetChildrenRequest{Path: "/"}, &kids); h.Err != 0 || len(kids.Children) != 51 {
+			t.Fatalf("member %d after restart: %d, %d children", i+1, h.Err, len(kids.Children))
+		}
+	}
+}
+
+// A session whose client went silent is expired by the new leader after the old one
+// died: expiry is a leader duty that survives failover, and its ephemerals go.
+func TestClusterSessionExpiryWithLeaderGone(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	f := tc.follower()
+	a := connectTimeout(t, tc.addr(f), 1000)
+	if h := a.call(jute.OpCreate, &jute.CreateRequest{Path: "/gone", Acl: openACL, Flags: jute.FlagEphemeral}, nil); h.Err != 0 {
+		t.Fatalf("create: %d", h.Err)
+	}
+	a.nc.Close()
+	tc.stop(tc.leader())
+	w := dial(t, tc.addr(f))
+	w.connect(0, nil)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, ok := exists(t, w, "/gone"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the silent session was not expired after the leader died")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b := dial(t, tc.addr(f))
+	if r := b.connect(a.sid, a.pw); r.SessionId != 0 {
+		t.Fatalf("expired session reattached: %+v", r)
+	}
+}
+
+// A partition: the leader is cut off from the other two. Its side refuses writes and
+// drops its client; the majority elects a leader and serves; after the cut heals, the
+// old leader catches up and nothing it accepted without a quorum survives.
+func TestClusterPartitionedLeader(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	cut := tc.leader()
+	lone := dial(t, tc.addr(cut))
+	lone.connect(0, nil)
+	other := (cut + 1) % 3
+	m := dial(t, tc.addr(other))
+	m.connect(0, nil)
+	tc.net.Isolate(strconv.Itoa(cut + 1))
+
+	// A write on the minority side is never acknowledged.
+	lone.send(jute.OpCreate, &jute.CreateRequest{Path: "/minority", Acl: openACL})
+	lone.nc.SetReadDeadline(time.Now().Add(15 * time.Second))
+	for {
+		b, err := jute.ReadFrame(lone.br, nil, jute.DefaultMaxBuffer)
+		if err != nil {
+			if isTimeout(err) {
+				t.Fatal("the minority member kept its client connected")
+			}
+			break
+		}
+		var h jute.ReplyHeader
+		h.Decode(jute.NewDecoder(b))
+		if h.Xid > 0 && h.Err == 0 {
+			t.Fatal("the minority side acknowledged a write")
+		}
+	}
+	// The majority serves writes (the client's member may need an election first).
+	for i := 0; i < 20; i++ {
+		if h := m.call(jute.OpCreate, &jute.CreateRequest{Path: "/p" + strconv.Itoa(i), Acl: openACL}, nil); h.Err != 0 {
+			t.Fatalf("majority write %d: %d", i, h.Err)
+		}
+	}
+	// Nothing reaches the cut member, and it gives out no sessions.
+	tc.servers[cut].node.FSM.Read(func(tr *datatree.Tree, _ *session.Table) {
+		if _, _, code := tr.Get("/p0"); code != jute.ErrNoNode {
+			t.Fatalf("the cut member has a write from the majority: %v", code)
+		}
+	})
+	d := dial(t, tc.addr(cut))
+	d.nc.Write(jute.AppendFrame(nil, &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}}))
+	if _, err := jute.ReadFrame(d.br, nil, jute.DefaultMaxBuffer); err == nil {
+		t.Fatal("the cut member gave out a session")
+	}
+	if out := askFourLetter(t, tc.addr(cut), "srvr"); out != "This ZooKeeper instance is not currently serving requests\n" {
+		t.Fatalf("srvr on the cut member: %q", out)
+	}
+
+	tc.net.Heal()
+	tc.converge()
+	c := dial(t, tc.addr(cut))
+	c.connect(0, nil)
+	if h := c.call(jute.OpSync, &jute.SyncRequest{Path: "/"}, &jute.SyncResponse{}); h.Err != 0 {
+		t.Fatalf("sync after heal: %d", h.Err)
+	}
+	var kids jute.GetChildrenResponse
+	if h := c.call(jute.OpGetChildren, &jute.GetChildrenRequest{Path: "/"}, &kids); h.Err != 0 || len(kids.Children) != 21 {
+		t.Fatalf("after heal the old leader has %d children (%v), want 21", len(kids.Children), kids.Children)
+	}
+	if _, ok := exists(t, c, "/minority"); ok {
+		t.Fatal("a write the minority never committed appeared")
+	}
+}
+
+// Five voters and an observer: the observer reports its mode, serves reads, forwards
+// writes and sees watches fire; the cluster keeps serving with two voters (one the
+// leader) down, and they catch up when they return.
+func TestFiveVotersAndAnObserver(t *testing.T) {
+	tc := newTestCluster(t, 6, 6)
+	modes := map[string]int{}
+	for _, s := range tc.servers {
+		modes[s.node.Mode()]++
+	}
+	if modes["leader"] != 1 || modes["follower"] != 4 || modes["observer"] != 1 {
+		t.Fatalf("modes %v", modes)
+	}
+	if out := askFourLetter(t, tc.addr(5), "srvr"); !strings.Contains(out, "Mode: observer") {
+		t.Fatalf("observer srvr:\n%s", out)
+	}
+	// The leader counts its followers and observer as ZooKeeper's mntr does.
+	lead := tc.leader()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out := askFourLetter(t, tc.addr(lead), "mntr")
+		if strings.Contains(out, "zk_synced_followers\t4\n") && strings.Contains(out, "zk_synced_observers\t1\n") &&
+			strings.Contains(out, "zk_learners\t5\n") && strings.Contains(out, "zk_peer_state\tleading - broadcast\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("leader mntr:\n%s", out)
+		}
+	}
+	if out := askFourLetter(t, tc.addr(5), "mntr"); !strings.Contains(out, "zk_peer_state\tobserving - broadcast\n") || strings.Contains(out, "zk_synced_followers") {
+		t.Fatalf("observer mntr:\n%s", out)
+	}
+	o := dial(t, tc.addr(5))
+	o.connect(0, nil)
+	if h := o.call(jute.OpCreate, &jute.CreateRequest{Path: "/obs", Data: []byte("1"), Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("write through the observer: %d", h.Err)
+	}
+	if h := o.call(jute.OpGetData, &jute.GetDataRequest{Path: "/obs", Watch: true}, &jute.GetDataResponse{}); h.Err != 0 {
+		t.Fatalf("read on the observer: %d", h.Err)
+	}
+	leader := tc.leader()
+	tc.stop(leader)
+	down := []int{leader}
+	for i := 0; i < 5; i++ {
+		if i != leader {
+			tc.stop(i)
+			down = append(down, i)
+			break
+		}
+	}
+	f := dial(t, tc.addr(tc.follower()))
+	f.connect(0, nil)
+	if h := f.call(jute.OpSetData, &jute.SetDataRequest{Path: "/obs", Data: []byte("2"), Version: -1}, &jute.SetDataResponse{}); h.Err != 0 {
+		t.Fatalf("write with two voters down: %d", h.Err)
+	}
+	var eh jute.ReplyHeader
+	var ev jute.WatcherEvent
+	o.readFrame(&eh, &ev)
+	if eh.Xid != jute.XidNotification || ev.Type != jute.EventNodeDataChanged || ev.Path != "/obs" {
+		t.Fatalf("watch on the observer: %+v %+v", eh, ev)
+	}
+	if h := o.call(jute.OpCreate, &jute.CreateRequest{Path: "/obs2", Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("observer write after failover: %d", h.Err)
+	}
+	tc.start(down...)
+	tc.converge()
+	if tc.servers[5].node.IsLeader() {
+		t.Fatal("the observer leads")
+	}
+}
+
+// superDigest is the digest of super:test.
+const superDigest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU="
+
+func getConfig(t *testing.T, c *rawClient) (quorum.Membership, jute.Stat) {
+	t.Helper()
+	var gd jute.GetDataResponse
+	if h := c.call(jute.OpGetData, &jute.GetDataRequest{Path: "/zookeeper/config"}, &gd); h.Err != 0 {
+		t.Fatalf("get /zookeeper/config: %d", h.Err)
+	}
+	m, err := quorum.ParseMembership(string(gd.Data))
+	if err != nil {
+		t.Fatalf("/zookeeper/config %q: %v", gd.Data, err)
+	}
+	return m, gd.Stat
+}
+
+// reconfig as ZooKeeper gates and answers it: /zookeeper/config shows the members, a
+// non-super caller gets NoAuth, a stale version BadVersion; a super user adds a new
+// server (which joins without bootstrapping a cluster of its own and serves), and
+// removes the leader (which steps down; the rest elect one and serve).
+func TestClusterReconfigAddAndRemove(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReconfigEnabled, c.SuperDigest = true, superDigest })
+	c := dial(t, tc.addr(tc.follower()))
+	c.connect(0, nil)
+	var m quorum.Membership
+	var st jute.Stat
+	for deadline := time.Now().Add(10 * time.Second); len(m.Peers) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("/zookeeper/config stayed empty")
+		}
+		m, st = getConfig(t, c)
+	}
+	if len(m.Peers) != 3 || m.Version != st.Mzxid || st.Version != -1 || st.Aversion != -1 {
+		t.Fatalf("initial config %+v, stat %+v", m, st)
+	}
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: "3", CurConfigId: -1}, &jute.GetDataResponse{}); h.Err != int32(jute.ErrNoAuth) {
+		t.Fatalf("reconfig without super: %d, want NoAuth", h.Err)
+	}
+	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
+		t.Fatalf("addauth super: %d", h.Err)
+	}
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: "3", CurConfigId: m.Version + 1}, &jute.GetDataResponse{}); h.Err != int32(jute.ErrBadVersion) {
+		t.Fatalf("reconfig from a wrong version: %d, want BadVersion", h.Err)
+	}
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:1:2", CurConfigId: -1}, &jute.GetDataResponse{}); h.Err != int32(jute.ErrBadArguments) {
+		t.Fatalf("joiner without a client port: %d, want BadArguments", h.Err)
+	}
+
+	// Add a fourth server.
+	i, line, started := tc.addMember()
+	var gd jute.GetDataResponse
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: line, CurConfigId: m.Version}, &gd); h.Err != 0 {
+		t.Fatalf("reconfig -add: %d", h.Err)
+	}
+	added, err := quorum.ParseMembership(string(gd.Data))
+	if err != nil || len(added.Peers) != 4 || added.Version != gd.Stat.Mzxid || added.Version <= m.Version {
+		t.Fatalf("reconfig answer %q (%v), stat %+v", gd.Data, err, gd.Stat)
+	}
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("the new server: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the new server did not start serving after reconfig -add")
+	}
+	tc.converge()
+	if mode := tc.servers[i].node.Mode(); mode != "follower" {
+		t.Fatalf("new server's mode %s", mode)
+	}
+	n := dial(t, tc.addr(i))
+	n.connect(0, nil)
+	if h := n.call(jute.OpCreate, &jute.CreateRequest{Path: "/via4", Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("write through the new server: %d", h.Err)
+	}
+	if now, _ := getConfig(t, n); now.String() != added.String() {
+		t.Fatalf("new server's /zookeeper/config:\n%s\nwant\n%s", now, added)
+	}
+
+	// Remove the leader.
+	l := tc.leader()
+	if l == i {
+		t.Skip("the new server leads; this test removes an original leader")
+	}
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: strconv.Itoa(l + 1), CurConfigId: -1}, &gd); h.Err != 0 {
+		t.Fatalf("reconfig -remove the leader: %d", h.Err)
+	}
+	if strings.Contains(string(gd.Data), "server."+strconv.Itoa(l+1)+"=") {
+		t.Fatalf("removed server still listed:\n%s", gd.Data)
+	}
+	tc.stop(l)
+	if h := n.call(jute.OpCreate, &jute.CreateRequest{Path: "/after-remove", Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("write after removing the leader: %d", h.Err)
+	}
+	tc.converge()
+}
+
+// Without reconfigEnabled, reconfig is refused as ZooKeeper 3.8 refuses it.
+func TestClusterReconfigDisabled(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	c := dial(t, tc.addr(0))
+	c.connect(0, nil)
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: "3", CurConfigId: -1}, &jute.GetDataResponse{}); h.Err != int32(jute.ErrReconfigDisabled) {
+		t.Fatalf("reconfig: %d, want ReconfigDisabled", h.Err)
+	}
 }

@@ -34,11 +34,16 @@ type Config struct {
 	SnapRetainCount        int
 	SuperDigest            string // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
 	MaxOutstanding         int    // per connection, before the reader stops reading
+	// ReconfigEnabled lets a super user (or one with WRITE on /zookeeper/config) change
+	// a cluster's membership with reconfig (reconfigEnabled, off by default as in 3.8).
+	ReconfigEnabled bool
 
 	// ServerID (myid) and Servers (the server.N lines) make this server a cluster
 	// member; no Servers: standalone.
 	ServerID int
 	Servers  []quorum.Peer
+	// Network carries the members' streams; nil is TCP. Tests set it to cut links.
+	Network quorum.Network
 }
 
 // DefaultConfig returns ZooKeeper's defaults with data in ./data.

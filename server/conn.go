@@ -213,7 +213,12 @@ func (c *conn) process(p *pending) bool {
 		p.close = true
 		c.closing.Store(true)
 	case jute.OpReconfig:
-		p.err = jute.ErrReconfigDisabled
+		switch {
+		case !c.srv.cfg.ReconfigEnabled:
+			p.err = jute.ErrReconfigDisabled
+		case !c.srv.node.IsClustered():
+			p.err = jute.ErrUnimplemented // as a standalone ZooKeeper answers
+		}
 	case jute.OpSASL:
 		p.err = jute.ErrAuthFailed
 	}
@@ -221,7 +226,7 @@ func (c *conn) process(p *pending) bool {
 		caller := c.Caller()
 		c.inflight.Add(1)
 		p.future = c.srv.node.Propose(&quorum.Entry{Session: caller.Session, Cxid: p.xid, Op: p.op,
-			Super: caller.Super, Ids: caller.Ids, Req: p.req})
+			Super: caller.Super, Ids: caller.Ids, Req: p.req, Origin: c.srv.node.ID()})
 		return c.toResponder(p)
 	}
 	if c.inflight.Load() > 0 {
@@ -293,6 +298,15 @@ func (c *conn) respond(p *pending) bool {
 		return false
 	}
 	res := p.future.Response().(*quorum.Result)
+	if res.Err == jute.ErrSessionMoved {
+		// The client reattached through another member; like ZooKeeper, close this
+		// connection instead of answering.
+		c.close("session moved to another server")
+		return false
+	}
+	if p.op == jute.OpReconfig && res.Err == jute.OK {
+		c.awaitMembership()
+	}
 	var body jute.Record
 	if res.Err == jute.OK || p.op == jute.OpMulti {
 		body = res.Resp
@@ -331,5 +345,18 @@ func (c *conn) writeLoop() {
 			c.close("closed after reply")
 			return
 		}
+	}
+}
+
+// awaitMembership holds a reconfig's answer until Raft's configuration follows the new
+// /zookeeper/config (the leader changes it right after the entry applies), for at most
+// 10 s: ZooKeeper answers once the new configuration is in force.
+func (c *conn) awaitMembership() {
+	for deadline := time.Now().Add(10 * time.Second); !c.srv.node.MembershipApplied(); {
+		if time.Now().After(deadline) {
+			c.srv.log.Warn("reconfig committed but Raft's membership has not followed yet")
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

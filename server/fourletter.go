@@ -40,6 +40,10 @@ var fourLetter = map[string]func(s *Server, b *strings.Builder){
 	"srst": func(s *Server, b *strings.Builder) { s.stats.reset(); b.WriteString("Server stats reset.\n") },
 }
 
+// needsServing are the words ZooKeeper answers only while its server runs.
+var needsServing = map[string]bool{"stat": true, "srvr": true, "cons": true, "dump": true, "wchs": true,
+	"wchc": true, "wchp": true, "mntr": true}
+
 // maybeFourLetter answers a four-letter word if the connection starts with one; ZooKeeper
 // recognizes them in place of the first frame's length.
 func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
@@ -55,9 +59,13 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	c.recv.Add(1)
 	c.srv.stats.received.Add(1)
 	var b strings.Builder
-	if !c.srv.cfg.fourLetterAllowed(cmd) {
+	switch {
+	case !c.srv.cfg.fourLetterAllowed(cmd):
 		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
-	} else {
+	case needsServing[cmd] && c.srv.node.IsClustered() && !c.srv.node.HasLeader():
+		// A member with no leader (partitioned, removed, still joining) serves nobody.
+		b.WriteString("This ZooKeeper instance is not currently serving requests\n")
+	default:
 		h(c.srv, &b)
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
@@ -194,6 +202,17 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv := func(k string, v any) { fmt.Fprintf(b, "zk_%s\t%v\n", k, v) }
 	kv("version", Version+", built on "+buildDate)
 	kv("server_state", s.node.Mode())
+	if s.node.IsClustered() {
+		kv("peer_state", peerState[s.node.Mode()])
+	}
+	if s.node.IsLeader() && s.node.IsClustered() {
+		followers, observers := s.node.Learners()
+		kv("learners", followers+observers)
+		kv("synced_followers", followers)
+		kv("synced_non_voting_followers", 0)
+		kv("synced_observers", observers)
+		kv("pending_syncs", 0)
+	}
 	kv("ephemerals_count", ephemerals)
 	kv("approximate_data_size", dataSize)
 	kv("znode_count", nodes)
@@ -213,6 +232,9 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv("open_file_descriptor_count", openFDs())
 	kv("max_file_descriptor_count", maxFDs())
 }
+
+// peerState is ZooKeeper's zk_peer_state of a member that serves.
+var peerState = map[string]string{"leader": "leading - broadcast", "follower": "following - broadcast", "observer": "observing - broadcast"}
 
 func (s *Server) writeWchs(b *strings.Builder) {
 	watchers, paths, watches := s.node.FSM.Watches.Stats()

@@ -53,12 +53,20 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		var s session.Session
 		var found bool
 		fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })
+		if !found && c.srv.node.IsClustered() && c.catchUp() {
+			// This member may not have applied the session's creation yet: a session is
+			// only declared expired after catching up with the leader.
+			fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })
+		}
 		if !found || !bytes.Equal(s.Password, req.Passwd) {
 			// ZooKeeper answers an expired session or a wrong password with a zero
 			// timeout and id, which the client reports as session expired, then closes.
 			resp.TimeOut, resp.SessionId, resp.Passwd = 0, 0, make([]byte, 16)
 			c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 			c.nc.Write(jute.AppendFrame(nil, &resp))
+			return false
+		}
+		if s.Owner != c.srv.node.ID() && !c.moveSession(s.ID) {
 			return false
 		}
 		resp.SessionId, resp.Passwd = s.ID, s.Password
@@ -78,7 +86,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 func (c *conn) createSession(timeout int32) (int64, []byte, bool) {
 	for attempt := 0; attempt < 8; attempt++ {
 		id, pw := c.srv.newSessionID(), newPassword()
-		f := c.srv.node.Propose(&quorum.Entry{Session: id, Op: jute.OpCreateSession,
+		f := c.srv.node.Propose(&quorum.Entry{Session: id, Op: jute.OpCreateSession, Origin: c.srv.node.ID(),
 			Req: &quorum.SessionRequest{Timeout: timeout, Password: pw}})
 		if err := f.Error(); err != nil {
 			c.srv.log.Warn("create session failed", "err", err)
@@ -89,4 +97,21 @@ func (c *conn) createSession(timeout int32) (int64, []byte, bool) {
 		}
 	}
 	return 0, nil, false
+}
+
+// moveSession makes this member the session's owner through the log, so that the
+// connection the client left on another member is dropped and its writes refused.
+func (c *conn) moveSession(id int64) bool {
+	f := c.srv.node.Propose(&quorum.Entry{Session: id, Op: quorum.OpMoveSession, Origin: c.srv.node.ID()})
+	if err := f.Error(); err != nil {
+		c.srv.log.Warn("moving session failed", "session", fmt.Sprintf("0x%x", id), "err", err)
+		return false
+	}
+	return f.Response().(*quorum.Result).Err == jute.OK
+}
+
+// catchUp brings this member up to the leader's commit point, as sync does.
+func (c *conn) catchUp() bool {
+	f := c.srv.node.Propose(&quorum.Entry{Op: jute.OpSync, Req: &jute.SyncRequest{Path: "/"}})
+	return f.Error() == nil
 }

@@ -59,9 +59,14 @@ func (s *Server) Start() error {
 	qc.SnapshotRetain = s.cfg.SnapRetainCount
 	qc.Logger = s.log
 	qc.OnSessionClosed = s.sessionClosed
+	qc.OnSessionMoved = s.sessionMoved
 	if len(s.cfg.Servers) > 0 {
 		qc.ID, qc.Peers = strconv.Itoa(s.cfg.ServerID), s.cfg.Servers
-		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/4)
+		// Raft's follower timeout: a tenth of a tick (200 ms at ZooKeeper's default 2 s),
+		// so a dead leader is replaced well within a second, long before any session
+		// (at least two ticks) could expire.
+		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/10)
+		qc.Network = s.cfg.Network
 	}
 	node, err := quorum.Open(qc)
 	if err != nil {
@@ -224,6 +229,20 @@ func (s *Server) sessionClosed(id int64) {
 }
 
 // newSessionID returns an id no session has used on this server.
+// sessionMoved drops this server's connection of a session that a client reattached
+// through another member. ZooKeeper closes it at its next request (SESSIONMOVED); the
+// client has left it anyway.
+func (s *Server) sessionMoved(id int64, owner string) {
+	s.mu.Lock()
+	node, c := s.node, s.sessions[id]
+	s.mu.Unlock()
+	if node == nil || c == nil || owner == node.ID() {
+		return
+	}
+	s.log.Info("session moved to another server", "session", fmt.Sprintf("0x%x", id), "server", owner)
+	c.close("session moved to another server")
+}
+
 func (s *Server) newSessionID() int64 {
 	s.idMu.Lock()
 	defer s.idMu.Unlock()

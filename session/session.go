@@ -10,6 +10,10 @@ type Session struct {
 	ID       int64
 	Password []byte // 16 bytes for sessions zkraft creates (NewPassword)
 	Timeout  int32  // negotiated timeout in milliseconds, as on the wire
+	// Owner is the id of the cluster member the client is connected to (empty in
+	// standalone). A write proposed through another member is refused with
+	// SESSIONMOVED, as ZooKeeper's leader refuses it.
+	Owner string
 }
 
 // TimeoutDuration is Timeout as a time.Duration.

@@ -49,6 +49,17 @@ func (t *Table) Get(id int64) (Session, bool) {
 	return s, ok
 }
 
+// SetOwner records the member a session is now connected to and reports whether the
+// session exists.
+func (t *Table) SetOwner(id int64, owner string) bool {
+	s, ok := t.byID[id]
+	if ok {
+		s.Owner = owner
+		t.byID[id] = s
+	}
+	return ok
+}
+
 // Len is the number of sessions.
 func (t *Table) Len() int { return len(t.byID) }
 
@@ -70,7 +81,7 @@ func (t *Table) All() []Session {
 	return out
 }
 
-// The snapshot format, version 1, all integers big-endian:
+// The snapshot format, version 2, all integers big-endian:
 //
 //	magic    [4]byte "ZKst"
 //	version  uint32  1
@@ -80,6 +91,8 @@ func (t *Table) All() []Session {
 //	  timeout  int32   (ms)
 //	  passLen  int32   (-1 for a nil password)
 //	  password [passLen]byte
+//	  ownerLen uint16  (version 2 only; version 1 has no owner)
+//	  owner    [ownerLen]byte
 //	crc      uint32  CRC-32C (Castagnoli) of every byte before it
 //
 // Sorting makes the encoding a function of the table's contents alone, so snapshots of
@@ -87,10 +100,11 @@ func (t *Table) All() []Session {
 // know; a new version gets a new number, never a changed meaning for an old one.
 const (
 	snapshotMagic   = "ZKst"
-	snapshotVersion = 1
+	snapshotVersion = 2
 	// maxPassword bounds one password when decoding, so a corrupt length cannot make
 	// the decoder allocate without limit. ZooKeeper's passwords are 16 bytes.
 	maxPassword = 1 << 10
+	maxOwner    = 1 << 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -117,12 +131,17 @@ func (t *Table) Encode(w io.Writer) error {
 		}
 		b = binary.BigEndian.AppendUint64(b[:0], uint64(s.ID))
 		b = binary.BigEndian.AppendUint32(b, uint32(s.Timeout))
+		if len(s.Owner) > maxOwner {
+			return fmt.Errorf("session %#x: owner of %d bytes is over %d", s.ID, len(s.Owner), maxOwner)
+		}
 		if s.Password == nil {
 			b = binary.BigEndian.AppendUint32(b, 0xffffffff)
 		} else {
 			b = binary.BigEndian.AppendUint32(b, uint32(len(s.Password)))
 			b = append(b, s.Password...)
 		}
+		b = binary.BigEndian.AppendUint16(b, uint16(len(s.Owner)))
+		b = append(b, s.Owner...)
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
@@ -146,8 +165,9 @@ func DecodeTable(r io.Reader) (*Table, error) {
 	if string(hdr[:4]) != snapshotMagic {
 		return nil, fmt.Errorf("%w: magic %q", ErrSnapshot, hdr[:4])
 	}
-	if v := binary.BigEndian.Uint32(hdr[4:]); v != snapshotVersion {
-		return nil, fmt.Errorf("%w: version %d, want %d", ErrSnapshot, v, snapshotVersion)
+	version := binary.BigEndian.Uint32(hdr[4:])
+	if version != 1 && version != snapshotVersion {
+		return nil, fmt.Errorf("%w: version %d, want 1 or %d", ErrSnapshot, version, snapshotVersion)
 	}
 	count := binary.BigEndian.Uint32(hdr[8:])
 	t := NewTable()
@@ -170,6 +190,21 @@ func DecodeTable(r io.Reader) (*Table, error) {
 			if _, err := io.ReadFull(tr, s.Password); err != nil {
 				return nil, fmt.Errorf("%w: session %#x password: %w", ErrSnapshot, s.ID, noEOF(err))
 			}
+		}
+		if version >= 2 {
+			var n [2]byte
+			if _, err := io.ReadFull(tr, n[:]); err != nil {
+				return nil, fmt.Errorf("%w: session %#x owner length: %w", ErrSnapshot, s.ID, noEOF(err))
+			}
+			l := binary.BigEndian.Uint16(n[:])
+			if l > maxOwner {
+				return nil, fmt.Errorf("%w: session %#x: owner length %d", ErrSnapshot, s.ID, l)
+			}
+			owner := make([]byte, l)
+			if _, err := io.ReadFull(tr, owner); err != nil {
+				return nil, fmt.Errorf("%w: session %#x owner: %w", ErrSnapshot, s.ID, noEOF(err))
+			}
+			s.Owner = string(owner)
 		}
 		if i > 0 && s.ID <= last {
 			return nil, fmt.Errorf("%w: session %#x after %#x: ids not increasing", ErrSnapshot, s.ID, last)

@@ -17,7 +17,7 @@ func sampleTable() *Table {
 	t.Add(Session{ID: 0x0200000000000002, Password: NewPassword(0x0200000000000002, SuperSecret), Timeout: 30000})
 	t.Add(Session{ID: -0x100000000000000, Password: []byte{}, Timeout: 4000})
 	t.Add(Session{ID: 0x0100000000000001, Password: nil, Timeout: 40000})
-	t.Add(Session{ID: 7, Password: []byte("pw"), Timeout: 1})
+	t.Add(Session{ID: 7, Password: []byte("pw"), Timeout: 1, Owner: "12"})
 	return t
 }
 
@@ -93,21 +93,46 @@ func TestTableSnapshotRoundTrip(t *testing.T) {
 	}
 }
 
-// The format is fixed: this is version 1 of one small table, byte for byte.
+// The format is fixed: this is version 2 of one small table, byte for byte.
 func TestTableSnapshotFormat(t *testing.T) {
 	tab := NewTable()
-	tab.Add(Session{ID: 0x0102030405060708, Password: []byte{0xaa, 0xbb}, Timeout: 30000})
+	tab.Add(Session{ID: 0x0102030405060708, Password: []byte{0xaa, 0xbb}, Timeout: 30000, Owner: "3"})
 	tab.Add(Session{ID: 1, Timeout: 4000})
 	var buf bytes.Buffer
 	if err := tab.Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
-	const want = "5a4b7374" + "00000001" + "00000002" +
-		"0000000000000001" + "00000fa0" + "ffffffff" +
-		"0102030405060708" + "00007530" + "00000002" + "aabb"
+	const want = "5a4b7374" + "00000002" + "00000002" +
+		"0000000000000001" + "00000fa0" + "ffffffff" + "0000" +
+		"0102030405060708" + "00007530" + "00000002" + "aabb" + "0001" + "33"
 	got := hex.EncodeToString(buf.Bytes())
 	if got[:len(got)-8] != want {
 		t.Fatalf("snapshot\n got %s\nwant %s<crc>", got, want)
+	}
+}
+
+// Version 1 (no owners) still decodes.
+func TestTableDecodesVersion1(t *testing.T) {
+	body, _ := hex.DecodeString("5a4b7374" + "00000001" + "00000001" +
+		"0000000000000007" + "00000fa0" + "00000002" + "aabb")
+	sum := crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli))
+	tab, err := DecodeTable(bytes.NewReader(binary.BigEndian.AppendUint32(body, sum)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := tab.Get(7); !ok || s.Timeout != 4000 || s.Owner != "" || !bytes.Equal(s.Password, []byte{0xaa, 0xbb}) {
+		t.Fatalf("decoded %+v, %v", s, ok)
+	}
+}
+
+func TestTableSetOwner(t *testing.T) {
+	tab := NewTable()
+	tab.Add(Session{ID: 5, Owner: "1"})
+	if !tab.SetOwner(5, "2") || tab.SetOwner(6, "2") {
+		t.Fatal("SetOwner reported wrongly")
+	}
+	if s, _ := tab.Get(5); s.Owner != "2" {
+		t.Fatalf("owner %q, want 2", s.Owner)
 	}
 }
 

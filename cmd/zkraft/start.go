@@ -16,41 +16,27 @@ func newStartCommand() *cobra.Command {
 	var (
 		configPath string
 		logLevel   string
+		servers    []string
 		flagCfg    = server.DefaultConfig()
 	)
 	cmd := &cobra.Command{
 		Use:   "start",
-		Short: "Start a server (standalone) with data in --data-dir",
-		Long: "Start a zkraft server. Settings come from ZooKeeper's zoo.cfg (--config), then flags,\n" +
-			"which override the file. Unsupported zoo.cfg keys are named in a warning.",
+		Short: "Start a server: standalone, or a cluster member (server.N lines, ZOO_SERVERS or --servers)",
+		Long: "Start a zkraft server. Settings come from the official ZooKeeper image's environment\n" +
+			"variables (ZOO_MY_ID, ZOO_SERVERS, ZOO_TICK_TIME, ...), then ZooKeeper's zoo.cfg (--config),\n" +
+			"then flags; each overrides the one before. Unsupported keys are named in a warning.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %v", err)
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			cfg := server.DefaultConfig()
-			if configPath != "" {
-				f, err := os.Open(configPath)
-				if err != nil {
-					return err
-				}
-				warnings, err := parseZooCfg(f, &cfg)
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("%s: %v", configPath, err)
-				}
-				for _, w := range warnings {
-					log.Warn("config: " + w)
-				}
+			cfg, warnings, err := loadConfig(cmd, configPath, os.Getenv, &flagCfg, servers)
+			for _, w := range warnings {
+				log.Warn("config: " + w)
 			}
-			applyFlags(cmd, &cfg, &flagCfg)
-			if len(cfg.Servers) > 0 && cfg.ServerID == 0 {
-				id, err := readMyID(cfg.DataDir)
-				if err != nil {
-					return err
-				}
-				cfg.ServerID = id
+			if err != nil {
+				return err
 			}
 			srv, err := server.New(cfg, log)
 			if err != nil {
@@ -75,6 +61,7 @@ func newStartCommand() *cobra.Command {
 	f.DurationVar(&flagCfg.TickTime, "tick-time", flagCfg.TickTime, "tick time (tickTime)")
 	f.IntVar(&flagCfg.MaxClientCnxns, "max-client-cnxns", flagCfg.MaxClientCnxns, "connections per client IP (maxClientCnxns)")
 	f.IntVar(&flagCfg.ServerID, "id", 0, "this server's id in a cluster (myid)")
+	f.StringSliceVar(&servers, "servers", nil, "cluster members as server.N=host:peerPort:electionPort[:observer][;clientPort], comma-separated")
 	f.StringSliceVar(&flagCfg.FourLetterWhitelist, "4lw-whitelist", flagCfg.FourLetterWhitelist, "four-letter words allowed (4lw.commands.whitelist)")
 	return cmd
 }
@@ -93,4 +80,46 @@ func applyFlags(cmd *cobra.Command, cfg, flags *server.Config) {
 	set("max-client-cnxns", func() { cfg.MaxClientCnxns = flags.MaxClientCnxns })
 	set("4lw-whitelist", func() { cfg.FourLetterWhitelist = flags.FourLetterWhitelist })
 	set("id", func() { cfg.ServerID = flags.ServerID })
+}
+
+// loadConfig builds the configuration: ZooKeeper's defaults, then the official image's
+// environment variables, then zoo.cfg (whose server lines, if it has any, replace
+// ZOO_SERVERS), then the flags the user set; a cluster member without an id reads myid.
+func loadConfig(cmd *cobra.Command, configPath string, getenv func(string) string, flagCfg *server.Config, servers []string) (server.Config, []string, error) {
+	cfg := server.DefaultConfig()
+	warnings, err := applyEnv(getenv, &cfg)
+	if err != nil {
+		return cfg, warnings, err
+	}
+	if configPath != "" {
+		envServers := cfg.Servers
+		cfg.Servers = nil
+		f, err := os.Open(configPath)
+		if err != nil {
+			return cfg, warnings, err
+		}
+		more, err := parseZooCfg(f, &cfg)
+		f.Close()
+		warnings = append(warnings, more...)
+		if err != nil {
+			return cfg, warnings, fmt.Errorf("%s: %v", configPath, err)
+		}
+		if len(cfg.Servers) == 0 {
+			cfg.Servers = envServers
+		}
+	}
+	applyFlags(cmd, &cfg, flagCfg)
+	if cmd.Flags().Changed("servers") {
+		if err := parseServersFlag(servers, &cfg); err != nil {
+			return cfg, warnings, fmt.Errorf("--servers: %v", err)
+		}
+	}
+	if len(cfg.Servers) > 0 && cfg.ServerID == 0 {
+		id, err := readMyID(cfg.DataDir)
+		if err != nil {
+			return cfg, warnings, err
+		}
+		cfg.ServerID = id
+	}
+	return cfg, warnings, nil
 }

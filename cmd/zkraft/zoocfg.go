@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,6 +36,7 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	},
 	"extendedTypesEnabled":                               boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
 	"zookeeper.extendedTypesEnabled":                     boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
+	"reconfigEnabled":                                    boolKey(func(c *server.Config, b bool) { c.ReconfigEnabled = b }),
 	"jute.maxbuffer":                                     intKey(func(c *server.Config, n int) { c.MaxBuffer = n }),
 	"znode.container.checkIntervalMs":                    msKey(func(c *server.Config, d time.Duration) { c.ContainerCheckInterval = d }),
 	"snapCount":                                          intKey(func(c *server.Config, n int) { c.SnapCount = uint64(n) }),
@@ -53,7 +53,6 @@ var ignoredKeys = map[string]string{
 	"admin.enableServer":        "zkraft has no admin server yet",
 	"admin.serverPort":          "zkraft has no admin server yet",
 	"standaloneEnabled":         "zkraft always runs standalone when no servers are listed",
-	"reconfigEnabled":           "reconfig is answered as a standalone ZooKeeper does",
 	"preAllocSize":              "not needed by zkraft's log",
 	"metricsProvider.className": "zkraft has no metrics endpoint yet",
 }
@@ -111,7 +110,7 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 			continue
 		}
 		if strings.HasPrefix(key, "server.") {
-			p, err := parseServerLine(strings.TrimPrefix(key, "server."), val)
+			p, err := quorum.ParsePeer(strings.TrimPrefix(key, "server."), val)
 			if err != nil {
 				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
 			}
@@ -121,37 +120,6 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 		warnings = append(warnings, fmt.Sprintf("%s is not supported by zkraft and is ignored", key))
 	}
 	return warnings, sc.Err()
-}
-
-// parseServerLine reads ZooKeeper's server.N=host:peerPort:electionPort[:observer|:participant][;clientAddr]
-// into a quorum member: the peer port carries forwarded writes, the election port Raft.
-func parseServerLine(id, val string) (quorum.Peer, error) {
-	if n, err := strconv.Atoi(id); err != nil || n < 1 || n > 254 {
-		return quorum.Peer{}, fmt.Errorf("server id %q is not 1..254", id)
-	}
-	if i := strings.IndexByte(val, ';'); i >= 0 {
-		val = val[:i] // the client address part is this server's own clientPort setting
-	}
-	parts := strings.Split(val, ":")
-	if len(parts) < 3 || len(parts) > 4 {
-		return quorum.Peer{}, fmt.Errorf("%q is not host:peerPort:electionPort[:observer]", val)
-	}
-	for _, port := range parts[1:3] {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return quorum.Peer{}, fmt.Errorf("%q is not a port", port)
-		}
-	}
-	p := quorum.Peer{ID: id, PeerAddr: net.JoinHostPort(parts[0], parts[1]), RaftAddr: net.JoinHostPort(parts[0], parts[2])}
-	if len(parts) == 4 {
-		switch parts[3] {
-		case "observer":
-			p.Observer = true
-		case "participant":
-		default:
-			return quorum.Peer{}, fmt.Errorf("role %q is not observer or participant", parts[3])
-		}
-	}
-	return p, nil
 }
 
 // readMyID reads ZooKeeper's myid file from the data dir.

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// The official image's variables configure a cluster member as its entrypoint would.
+func TestEnvironmentOfTheZooKeeperImage(t *testing.T) {
+	env := envOf(map[string]string{
+		"ZOO_MY_ID":                  "2",
+		"ZOO_SERVERS":                "server.1=zoo1:2888:3888;2181 server.2=zoo2:2888:3888;2181 server.3=zoo3:2888:3888:observer;2181",
+		"ZOO_TICK_TIME":              "500",
+		"ZOO_DATA_DIR":               "/data",
+		"ZOO_MAX_CLIENT_CNXNS":       "7",
+		"ZOO_4LW_COMMANDS_WHITELIST": "srvr,mntr",
+		"ZOO_CFG_EXTRA":              "reconfigEnabled=true someFutureKey=1",
+		"ZOO_INIT_LIMIT":             "5",
+	})
+	cmd := newStartCommand()
+	var flags server.Config
+	cfg, warnings, err := loadConfig(cmd, "", env, &flags, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ServerID != 2 || len(cfg.Servers) != 3 || !cfg.Servers[2].Observer || cfg.Servers[1].PeerAddr != "zoo2:2888" ||
+		cfg.Servers[0].RaftAddr != "zoo1:3888" || cfg.TickTime != 500*time.Millisecond || cfg.DataDir != "/data" ||
+		cfg.MaxClientCnxns != 7 || !cfg.ReconfigEnabled || strings.Join(cfg.FourLetterWhitelist, ",") != "srvr,mntr" {
+		t.Fatalf("config %+v", cfg)
+	}
+	joined := strings.Join(warnings, "\n")
+	if !strings.Contains(joined, "someFutureKey") || !strings.Contains(joined, "initLimit") {
+		t.Fatalf("warnings %q", warnings)
+	}
+	if _, _, err := loadConfig(cmd, "", envOf(map[string]string{"ZOO_MY_ID": "two"}), &flags, nil); err == nil || !strings.Contains(err.Error(), "ZOO_MY_ID") {
+		t.Fatalf("bad ZOO_MY_ID: %v", err)
+	}
+	if _, _, err := loadConfig(cmd, "", envOf(map[string]string{"ZOO_SERVERS": "server.1=a:1"}), &flags, nil); err == nil {
+		t.Fatal("bad ZOO_SERVERS accepted")
+	}
+}
+
+// zoo.cfg overrides the environment (its server lines replace ZOO_SERVERS), and flags
+// override both; a member without an id reads myid.
+func TestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "zoo.cfg")
+	os.WriteFile(cfgPath, []byte("tickTime=300\ndataDir="+dir+"\nserver.1=a:1:2\nserver.2=b:1:2\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "myid"), []byte("1\n"), 0o644)
+	env := envOf(map[string]string{"ZOO_TICK_TIME": "500", "ZOO_SERVERS": "server.9=z:1:2", "ZOO_MAX_CLIENT_CNXNS": "9"})
+	cmd := newStartCommand()
+	var flags server.Config
+	cfg, _, err := loadConfig(cmd, cfgPath, env, &flags, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TickTime != 300*time.Millisecond || cfg.MaxClientCnxns != 9 || len(cfg.Servers) != 2 || cfg.ServerID != 1 {
+		t.Fatalf("config %+v", cfg)
+	}
+	if err := cmd.Flags().Parse([]string{"--tick-time", "1s", "--id", "3", "--servers", "server.3=c:1:2,server.4=d:1:2;2181"}); err != nil {
+		t.Fatal(err)
+	}
+	servers, _ := cmd.Flags().GetStringSlice("servers")
+	tick, _ := cmd.Flags().GetDuration("tick-time")
+	id, _ := cmd.Flags().GetInt("id")
+	flags.TickTime, flags.ServerID = tick, id
+	cfg, _, err = loadConfig(cmd, cfgPath, env, &flags, servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TickTime != time.Second || cfg.ServerID != 3 || len(cfg.Servers) != 2 || cfg.Servers[1].ClientAddr != "0.0.0.0:2181" {
+		t.Fatalf("flags over zoo.cfg: %+v", cfg)
+	}
+}

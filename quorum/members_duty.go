@@ -1,0 +1,131 @@
+package quorum
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+)
+
+// membershipLoop is the leader's duty for the cluster's membership. /zookeeper/config
+// is the membership as the log decided it (a reconfig entry changes it on every server
+// in log order); this loop makes Raft's own configuration follow it: it adds voters and
+// observers, demotes and removes servers, one change at a time. The first leader of a
+// cluster also writes the configured members into /zookeeper/config.
+func (d *duties) membershipLoop(ctx context.Context) {
+	n := d.n
+	if _, ok := n.FSM.Members(); !ok {
+		text := Membership{Peers: n.cfg.Peers}
+		text.sort()
+		body := []byte(text.String()) // the version line is replaced when applied
+		f := n.raft.Apply((&Entry{Op: OpSetConfig, Time: time.Now().UnixMilli(),
+			Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: body, Version: -1}}).Marshal(), 0)
+		if err := f.Error(); err != nil {
+			n.cfg.Logger.Warn("writing the initial membership failed", "err", err)
+		}
+	}
+	for {
+		if err := d.reconcile(); err != nil {
+			n.cfg.Logger.Warn("membership change failed; retrying", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(n.cfg.HeartbeatTimeout):
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.membersChanged:
+		}
+	}
+}
+
+// reconcile brings Raft's configuration to the membership in /zookeeper/config.
+// Additions go first, so a replaced majority never drops below a quorum; the leader
+// removes itself last (it steps down once that commits).
+func (d *duties) reconcile() error {
+	n := d.n
+	want, ok := n.FSM.Members()
+	if !ok {
+		return nil
+	}
+	fut := n.raft.GetConfiguration()
+	if err := fut.Error(); err != nil {
+		return err
+	}
+	have := map[raft.ServerID]raft.Server{}
+	for _, s := range fut.Configuration().Servers {
+		have[s.ID] = s
+	}
+	const wait = 10 * time.Second
+	for _, p := range want.Peers {
+		id, addr := raft.ServerID(p.ID), raft.ServerAddress(p.RaftAddr)
+		cur, in := have[id]
+		switch {
+		case p.Observer && (!in || cur.Address != addr):
+			if err := n.raft.AddNonvoter(id, addr, 0, wait).Error(); err != nil {
+				return err
+			}
+		case p.Observer && cur.Suffrage == raft.Voter:
+			if err := n.raft.DemoteVoter(id, 0, wait).Error(); err != nil {
+				return err
+			}
+		case !p.Observer && (!in || cur.Address != addr || cur.Suffrage != raft.Voter):
+			if err := n.raft.AddVoter(id, addr, 0, wait).Error(); err != nil {
+				return err
+			}
+		default:
+			continue
+		}
+		n.cfg.Logger.Info("membership: server added or changed", "server", p.ID, "observer", p.Observer)
+	}
+	self := raft.ServerID(n.cfg.ID)
+	removeSelf := false
+	for id := range have {
+		if _, ok := want.Peer(string(id)); ok {
+			continue
+		}
+		if id == self {
+			removeSelf = true
+			continue
+		}
+		if err := n.raft.RemoveServer(id, 0, wait).Error(); err != nil {
+			return err
+		}
+		n.cfg.Logger.Info("membership: server removed", "server", string(id))
+	}
+	if removeSelf {
+		n.cfg.Logger.Info("membership: this leader was removed; stepping down")
+		return n.raft.RemoveServer(self, 0, wait).Error()
+	}
+	return nil
+}
+
+// MembershipApplied reports whether Raft's configuration, as this server knows it,
+// matches /zookeeper/config: a reconfig's answer waits for it.
+func (n *Node) MembershipApplied() bool {
+	want, ok := n.FSM.Members()
+	if !ok {
+		return true
+	}
+	fut := n.raft.GetConfiguration()
+	if fut.Error() != nil {
+		return false
+	}
+	servers := fut.Configuration().Servers
+	if len(servers) != len(want.Peers) {
+		return false
+	}
+	for _, s := range servers {
+		p, ok := want.Peer(string(s.ID))
+		if !ok || (s.Suffrage == raft.Voter) == p.Observer || string(s.Address) != p.RaftAddr {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,76 @@
+package quorum
+
+import (
+	"strings"
+	"testing"
+)
+
+// The text a 3-server ZooKeeper 3.8 ensemble shows in /zookeeper/config, and the one
+// after `reconfig -add server.4=127.0.0.1:2394:2494;22904` and an observer line with a
+// client address (taken from a real 3.8.0 ensemble).
+const zkConfig = "server.1=127.0.0.1:2391:2491:participant\n" +
+	"server.2=127.0.0.1:2392:2492:participant\n" +
+	"server.3=127.0.0.1:2393:2493:observer;127.0.0.1:22903\n" +
+	"version=200000003"
+
+func TestMembershipRoundTrip(t *testing.T) {
+	m, err := ParseMembership(zkConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != 0x200000003 || len(m.Peers) != 3 || !m.Peers[2].Observer || m.Voters() != 2 {
+		t.Fatalf("parsed %+v", m)
+	}
+	if p, _ := m.Peer("3"); p.PeerAddr != "127.0.0.1:2393" || p.RaftAddr != "127.0.0.1:2493" || p.ClientAddr != "127.0.0.1:22903" {
+		t.Fatalf("server.3 %+v", p)
+	}
+	if got := m.String(); got != zkConfig {
+		t.Fatalf("String\n%s\nwant\n%s", got, zkConfig)
+	}
+}
+
+func TestReconfigure(t *testing.T) {
+	m, _ := ParseMembership(zkConfig)
+	add, err := m.reconfigure("server.4=127.0.0.1:2394:2494;22904", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := add.Peer("4"); !ok || p.ClientAddr != "0.0.0.0:22904" || p.Observer {
+		t.Fatalf("joined %+v", add)
+	}
+	if !strings.Contains(add.String(), "server.4=127.0.0.1:2394:2494:participant;0.0.0.0:22904\n") {
+		t.Fatalf("text %s", add.String())
+	}
+	// Leaving an unknown id is no error (ZooKeeper commits the same configuration).
+	if same, err := m.reconfigure("", "7", ""); err != nil || len(same.Peers) != 3 {
+		t.Fatalf("remove 7: %v %+v", err, same)
+	}
+	rm, err := add.reconfigure("", "1", "")
+	if err != nil || len(rm.Peers) != 3 || rm.Peers[0].ID != "2" {
+		t.Fatalf("remove 1: %v %+v", err, rm)
+	}
+	members, err := m.reconfigure("", "", "server.1=127.0.0.1:1:2;2181,server.5=127.0.0.1:3:4;2185")
+	if err != nil || len(members.Peers) != 2 || members.Peers[1].ID != "5" {
+		t.Fatalf("members: %v %+v", err, members)
+	}
+	for _, bad := range [][3]string{
+		{"", "", "server.1=127.0.0.1:2391:2491;127.0.0.1:22901"}, // one voter left
+		{"", "2", ""},                            // one voter left (3 observes)
+		{"server.4=127.0.0.1:2394:2494", "", ""}, // no client port
+		{"server.4", "", ""},                     // not server.N=SPEC
+		{"", "x", ""},                            // not an id
+		{"server.4=h:1:2:leader;1", "", ""},      // unknown role
+	} {
+		if _, err := m.reconfigure(bad[0], bad[1], bad[2]); err == nil {
+			t.Errorf("reconfigure %q accepted", bad)
+		}
+	}
+}
+
+func TestParsePeerErrors(t *testing.T) {
+	for _, spec := range [][2]string{{"0", "a:1:2"}, {"1", "a:1"}, {"1", "a:x:2"}, {"1", "a:1:2:boss"}, {"1", ":1:2"}, {"1", "a:1:2;h:x"}} {
+		if _, err := ParsePeer(spec[0], spec[1]); err == nil {
+			t.Errorf("server.%s=%s accepted", spec[0], spec[1])
+		}
+	}
+}

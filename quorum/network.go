@@ -1,0 +1,40 @@
+package quorum
+
+import (
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Network is how cluster members reach each other: Raft's streams and the forwarding
+// streams both go through it. Production uses TCP; tests pass a network that can cut a
+// member off to make partitions.
+type Network interface {
+	Listen(addr string) (net.Listener, error)
+	Dial(addr string, timeout time.Duration) (net.Conn, error)
+}
+
+// TCP is the real network.
+type TCP struct{}
+
+// Listen listens on a TCP address.
+func (TCP) Listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+
+// Dial connects to a TCP address.
+func (TCP) Dial(addr string, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout("tcp", addr, timeout)
+}
+
+// streamLayer adapts a Network listener to Raft's transport.
+type streamLayer struct {
+	net.Listener
+	network   Network
+	advertise net.Addr
+}
+
+func (s *streamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return s.network.Dial(string(addr), timeout)
+}
+
+func (s *streamLayer) Addr() net.Addr { return s.advertise }

@@ -1,0 +1,217 @@
+package server
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/quorum/netsim"
+	"github.com/zkraft/zkraft/server/ztest"
+	"github.com/zkraft/zkraft/session"
+)
+
+// testCluster is n in-process servers on loopback that form one cluster over a network
+// the test can partition. A stopped member restarts on its data dir and ports.
+type testCluster struct {
+	t       *testing.T
+	net     *netsim.Net
+	cfgs    []Config
+	servers []*Server // nil while stopped
+}
+
+func loopbackAddr(t *testing.T) string {
+	t.Helper()
+	port, err := ztest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "127.0.0.1:" + strconv.Itoa(port)
+}
+
+// newTestCluster starts n members; the members listed in observers (1-based ids) are
+// observers.
+func newTestCluster(t *testing.T, n int, observers ...int) *testCluster {
+	t.Helper()
+	return newTestClusterWith(t, n, nil, observers...)
+}
+
+// newTestClusterWith is newTestCluster with every member's config changed by mod.
+func newTestClusterWith(t *testing.T, n int, mod func(*Config), observers ...int) *testCluster {
+	t.Helper()
+	tc := &testCluster{t: t, net: netsim.New(), servers: make([]*Server, n)}
+	var peers []quorum.Peer
+	for i := 1; i <= n; i++ {
+		p := quorum.Peer{ID: strconv.Itoa(i), RaftAddr: loopbackAddr(t), PeerAddr: loopbackAddr(t)}
+		for _, o := range observers {
+			p.Observer = p.Observer || o == i
+		}
+		peers = append(peers, p)
+	}
+	for i := 0; i < n; i++ {
+		port, err := ztest.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.ClientPort, cfg.ClientPortAddress, cfg.DataDir = port, "127.0.0.1", t.TempDir()
+		cfg.ServerID, cfg.Servers = i+1, peers
+		cfg.TickTime = 200 * time.Millisecond
+		cfg.FourLetterWhitelist = []string{"*"}
+		cfg.Network = tc.net.Member(strconv.Itoa(i + 1))
+		if mod != nil {
+			mod(&cfg)
+		}
+		tc.cfgs = append(tc.cfgs, cfg)
+	}
+	t.Cleanup(tc.stopAll)
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	tc.start(all...)
+	return tc
+}
+
+// start starts the given stopped members (0-based) together and waits until each
+// serves.
+func (tc *testCluster) start(idx ...int) {
+	tc.t.Helper()
+	errs := make([]error, len(tc.servers))
+	var wg sync.WaitGroup
+	for _, i := range idx {
+		s, err := New(tc.cfgs[i], nil)
+		if err != nil {
+			tc.t.Fatal(err)
+		}
+		tc.servers[i] = s
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Start()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			tc.t.Fatalf("server %d: %v", i+1, err)
+		}
+	}
+}
+
+func (tc *testCluster) stop(i int) {
+	if s := tc.servers[i]; s != nil {
+		s.Close()
+		tc.servers[i] = nil
+	}
+}
+
+func (tc *testCluster) stopAll() {
+	for i := range tc.servers {
+		tc.stop(i)
+	}
+}
+
+func (tc *testCluster) addr(i int) string { return tc.servers[i].Addr().String() }
+
+// leader waits until one running member leads and returns its index.
+func (tc *testCluster) leader() int {
+	tc.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, s := range tc.servers {
+			if s != nil && s.node.IsLeader() {
+				return i
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tc.t.Fatal("no leader within 15s")
+	return -1
+}
+
+// follower returns the index of a running member that is not the leader.
+func (tc *testCluster) follower() int {
+	tc.t.Helper()
+	l := tc.leader()
+	for i, s := range tc.servers {
+		if s != nil && i != l && !tc.cfgs[i].Servers[i].Observer {
+			return i
+		}
+	}
+	tc.t.Fatal("no follower running")
+	return -1
+}
+
+// converge waits until every running member holds the same tree at the same zxid.
+func (tc *testCluster) converge() {
+	tc.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var digests []uint64
+		var zxids []int64
+		for _, s := range tc.servers {
+			if s == nil {
+				continue
+			}
+			s.node.FSM.Read(func(tr *datatree.Tree, _ *session.Table) {
+				digests = append(digests, tr.Digest())
+				zxids = append(zxids, s.node.FSM.LastZxid())
+			})
+		}
+		same := true
+		for i := range digests {
+			same = same && digests[i] == digests[0] && zxids[i] == zxids[0]
+		}
+		if same {
+			return
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatalf("members did not converge: digests %x zxids %v", digests, zxids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func askFourLetter(t *testing.T, addr, cmd string) string {
+	t.Helper()
+	out, err := ztest.FourLetter(addr, cmd)
+	if err != nil {
+		t.Fatalf("%s on %s: %v", cmd, addr, err)
+	}
+	return out
+}
+
+// addMember configures a new server that knows the members and itself, as ZooKeeper's
+// guide says to start a server before `reconfig -add` names it, and starts it in the
+// background: it serves once a leader adds it. It returns the new index, the server line
+// a reconfig adds it with, and the channel Start's result arrives on.
+func (tc *testCluster) addMember() (int, string, <-chan error) {
+	tc.t.Helper()
+	i := len(tc.cfgs)
+	id := strconv.Itoa(i + 1)
+	port, err := ztest.FreePort()
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	p := quorum.Peer{ID: id, RaftAddr: loopbackAddr(tc.t), PeerAddr: loopbackAddr(tc.t)}
+	cfg := tc.cfgs[0]
+	cfg.Servers = append(append([]quorum.Peer(nil), cfg.Servers...), p)
+	cfg.ServerID, cfg.ClientPort, cfg.DataDir = i+1, port, tc.t.TempDir()
+	cfg.Network = tc.net.Member(id)
+	s, err := New(cfg, nil)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.cfgs = append(tc.cfgs, cfg)
+	tc.servers = append(tc.servers, s)
+	started := make(chan error, 1)
+	go func() { started <- s.Start() }()
+	_, peerPort, _ := net.SplitHostPort(p.PeerAddr)
+	_, raftPort, _ := net.SplitHostPort(p.RaftAddr)
+	line := "server." + id + "=127.0.0.1:" + peerPort + ":" + raftPort + ";127.0.0.1:" + strconv.Itoa(port)
+	return i, line, started
+}
