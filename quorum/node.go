@@ -103,16 +103,17 @@ func (c *Config) self() *Peer {
 
 // Node is one server's Raft member with its state machine.
 type Node struct {
-	cfg    Config
-	FSM    *FSM
-	raft   *raft.Raft
-	store  *raftboltdb.BoltStore
-	trans  raft.Transport
-	peers  net.Listener // the peer port, in a cluster
-	fwd    *forwarder
-	duties *duties
-	notify chan bool
-	done   chan struct{}
+	cfg       Config
+	FSM       *FSM
+	raft      *raft.Raft
+	store     *raftboltdb.BoltStore
+	trans     raft.Transport
+	peers     net.Listener // the peer port, in a cluster
+	fwd       *forwarder
+	duties    *duties
+	notify    chan bool
+	done      chan struct{}
+	closeOnce sync.Once
 	// membersChanged wakes the leader's membership duty (see membershipLoop).
 	membersChanged chan struct{}
 	// learners is when each follower or observer last sent its heartbeat (leader).
@@ -422,6 +423,11 @@ func (n *Node) watchLeadership() {
 
 // Close stops duties and Raft and closes the store. Applied entries are durable.
 func (n *Node) Close() error {
+	first := false
+	n.closeOnce.Do(func() { first = true })
+	if !first {
+		return nil
+	}
 	close(n.done)
 	n.duties.stop()
 	if n.peers != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/quorum"
 	"github.com/zkraft/zkraft/quorum/netsim"
@@ -214,4 +216,50 @@ func (tc *testCluster) addMember() (int, string, <-chan error) {
 	_, raftPort, _ := net.SplitHostPort(p.RaftAddr)
 	line := "server." + id + "=127.0.0.1:" + peerPort + ":" + raftPort + ";127.0.0.1:" + strconv.Itoa(port)
 	return i, line, started
+}
+
+// zkSession connects go-zookeeper, a client that reconnects and restores its watches
+// itself, to the given members, and waits for its session.
+func zkSession(t *testing.T, timeout time.Duration, addrs ...string) *zk.Conn {
+	t.Helper()
+	c, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	deadline := time.After(20 * time.Second)
+	for c.State() != zk.StateHasSession {
+		select {
+		case <-events:
+		case <-deadline:
+			t.Fatalf("no session from %v", addrs)
+		}
+	}
+	return c
+}
+
+// retryLoss runs op until it returns something other than a lost connection, as an
+// application retries across a failover, for at most 30s; it returns op's last error.
+func retryLoss(t *testing.T, op func() error) error {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := op()
+		if err != zk.ErrConnectionClosed && err != zk.ErrNoServer && err != zk.ErrSessionMoved || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// nextEvent returns the next event on a watch channel, failing after 20s.
+func nextEvent(t *testing.T, ch <-chan zk.Event, what string) zk.Event {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		return ev
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: no event within 20s", what)
+		return zk.Event{}
+	}
 }

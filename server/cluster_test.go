@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/quorum"
@@ -201,47 +203,52 @@ func TestClusterSessionMovesBetweenMembers(t *testing.T) {
 func TestClusterLeaderFailoverKeepsSessionsAndWatches(t *testing.T) {
 	tc := newTestCluster(t, 3)
 	old := tc.leader()
-	var clients []*rawClient
+	var clients []*zk.Conn
+	var sessions []int64
 	for i := range tc.servers {
 		if i == old {
 			continue
 		}
-		c := connectTimeout(t, tc.addr(i), 2000)
+		c := zkSession(t, 2*time.Second, tc.addr(i))
 		p := "/e" + strconv.Itoa(i)
-		if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: p, Acl: openACL, Flags: jute.FlagEphemeral}, nil); h.Err != 0 {
-			t.Fatalf("create %s: %d", p, h.Err)
+		if _, err := c.Create(p, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", p, err)
 		}
-		clients = append(clients, c)
+		clients, sessions = append(clients, c), append(sessions, c.SessionID())
 	}
-	if h := clients[1].call(jute.OpExists, &jute.ExistsRequest{Path: "/after", Watch: true}, &jute.ExistsResponse{}); h.Err != int32(jute.ErrNoNode) {
-		t.Fatalf("watch: %d", h.Err)
+	_, _, watch, err := clients[1].ExistsW("/after")
+	if err != nil {
+		t.Fatal(err)
 	}
 	tc.stop(old)
 	tc.leader()
-	// Keep the sessions alive through the election, then wait past their timeout.
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
-		for _, c := range clients {
-			if h := c.call(jute.OpPing, nil, nil); h.Err != 0 {
-				t.Fatalf("ping: %d", h.Err)
-			}
+	// The clients ping through the election (their member may drop them while it has no
+	// leader; they come back with the same session); then wait past their timeout.
+	time.Sleep(3 * time.Second)
+	if err := retryLoss(t, func() error {
+		_, err := clients[0].Create("/after", nil, 0, zk.WorldACL(zk.PermAll))
+		if err == zk.ErrNodeExists { // the lost attempt was applied
+			err = nil
 		}
-		time.Sleep(300 * time.Millisecond)
+		return err
+	}); err != nil {
+		t.Fatalf("write after failover: %v", err)
 	}
-	if h := clients[0].call(jute.OpCreate, &jute.CreateRequest{Path: "/after", Acl: openACL}, nil); h.Err != 0 {
-		t.Fatalf("write after failover: %d", h.Err)
+	if ev := nextEvent(t, watch, "watch across failover"); ev.Type != zk.EventNodeCreated || ev.Path != "/after" {
+		t.Fatalf("watch across failover: %+v", ev)
 	}
-	var eh jute.ReplyHeader
-	var ev jute.WatcherEvent
-	clients[1].readFrame(&eh, &ev)
-	if eh.Xid != jute.XidNotification || ev.Type != jute.EventNodeCreated || ev.Path != "/after" {
-		t.Fatalf("watch across failover: %+v %+v", eh, ev)
+	for i, c := range clients {
+		if c.SessionID() != sessions[i] {
+			t.Fatalf("client %d has a new session", i)
+		}
 	}
 	for i := range tc.servers {
 		if i == old {
 			continue
 		}
-		if _, ok := exists(t, clients[0], "/e"+strconv.Itoa(i)); !ok {
-			t.Fatalf("ephemeral of member %d lost in the failover", i+1)
+		var ok bool
+		if err := retryLoss(t, func() (err error) { ok, _, err = clients[0].Exists("/e" + strconv.Itoa(i)); return }); err != nil || !ok {
+			t.Fatalf("ephemeral of member %d lost in the failover: %v", i+1, err)
 		}
 	}
 	tc.start(old)
@@ -398,13 +405,13 @@ func TestFiveVotersAndAnObserver(t *testing.T) {
 	if out := askFourLetter(t, tc.addr(5), "mntr"); !strings.Contains(out, "zk_peer_state\tobserving - broadcast\n") || strings.Contains(out, "zk_synced_followers") {
 		t.Fatalf("observer mntr:\n%s", out)
 	}
-	o := dial(t, tc.addr(5))
-	o.connect(0, nil)
-	if h := o.call(jute.OpCreate, &jute.CreateRequest{Path: "/obs", Data: []byte("1"), Acl: openACL}, nil); h.Err != 0 {
-		t.Fatalf("write through the observer: %d", h.Err)
+	o := zkSession(t, 10*time.Second, tc.addr(5))
+	if _, err := o.Create("/obs", []byte("1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("write through the observer: %v", err)
 	}
-	if h := o.call(jute.OpGetData, &jute.GetDataRequest{Path: "/obs", Watch: true}, &jute.GetDataResponse{}); h.Err != 0 {
-		t.Fatalf("read on the observer: %d", h.Err)
+	_, _, watch, err := o.GetW("/obs")
+	if err != nil {
+		t.Fatalf("read on the observer: %v", err)
 	}
 	leader := tc.leader()
 	tc.stop(leader)
@@ -416,19 +423,21 @@ func TestFiveVotersAndAnObserver(t *testing.T) {
 			break
 		}
 	}
-	f := dial(t, tc.addr(tc.follower()))
-	f.connect(0, nil)
-	if h := f.call(jute.OpSetData, &jute.SetDataRequest{Path: "/obs", Data: []byte("2"), Version: -1}, &jute.SetDataResponse{}); h.Err != 0 {
-		t.Fatalf("write with two voters down: %d", h.Err)
+	f := zkSession(t, 10*time.Second, tc.addr(tc.follower()))
+	if err := retryLoss(t, func() error { _, err := f.Set("/obs", []byte("2"), -1); return err }); err != nil {
+		t.Fatalf("write with two voters down: %v", err)
 	}
-	var eh jute.ReplyHeader
-	var ev jute.WatcherEvent
-	o.readFrame(&eh, &ev)
-	if eh.Xid != jute.XidNotification || ev.Type != jute.EventNodeDataChanged || ev.Path != "/obs" {
-		t.Fatalf("watch on the observer: %+v %+v", eh, ev)
+	if ev := nextEvent(t, watch, "watch on the observer"); ev.Type != zk.EventNodeDataChanged || ev.Path != "/obs" {
+		t.Fatalf("watch on the observer: %+v", ev)
 	}
-	if h := o.call(jute.OpCreate, &jute.CreateRequest{Path: "/obs2", Acl: openACL}, nil); h.Err != 0 {
-		t.Fatalf("observer write after failover: %d", h.Err)
+	if err := retryLoss(t, func() error {
+		_, err := o.Create("/obs2", nil, 0, zk.WorldACL(zk.PermAll))
+		if err == zk.ErrNodeExists {
+			err = nil
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("observer write after failover: %v", err)
 	}
 	tc.start(down...)
 	tc.converge()

@@ -92,6 +92,9 @@ func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		node.Close()
+		s.mu.Lock()
+		s.node = nil
+		s.mu.Unlock()
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	s.ln = ln
@@ -142,10 +145,11 @@ func (s *Server) acceptLoop() {
 	}
 }
 
-// watchQuorum drops every client connection when this member has had no leader for two
-// Raft timeouts (it is cut off from the majority), as ZooKeeper drops them when it stops
+// watchQuorum drops every client connection when this member has had no leader for
+// leaderlessGrace (it is cut off from the majority), as ZooKeeper drops them when it stops
 // serving: the clients move to members that can serve them. Handshakes are refused until a
-// leader is known again.
+// leader is known again. The grace spans an ordinary election, so a failover does not send
+// every client of every member reconnecting at once (ZooKeeper drops them at once).
 func (s *Server) watchQuorum() {
 	defer s.wg.Done()
 	tick := time.NewTicker(s.node.HeartbeatTimeout() / 2)
@@ -166,7 +170,7 @@ func (s *Server) watchQuorum() {
 			lost = time.Now()
 			continue
 		}
-		if time.Since(lost) > 2*s.node.HeartbeatTimeout() {
+		if time.Since(lost) > leaderlessGrace(s.node.HeartbeatTimeout()) {
 			conns := s.connList()
 			if len(conns) > 0 {
 				s.log.Warn("no leader: dropping client connections", "count", len(conns))
@@ -176,6 +180,12 @@ func (s *Server) watchQuorum() {
 			}
 		}
 	}
+}
+
+// leaderlessGrace is how long a member keeps its clients without a leader: five Raft
+// heartbeat timeouts, at least a second.
+func leaderlessGrace(heartbeat time.Duration) time.Duration {
+	return max(time.Second, 5*heartbeat)
 }
 
 func remoteIP(nc net.Conn) string {

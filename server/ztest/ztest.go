@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -34,8 +35,10 @@ type Server struct {
 	DataDir string
 	Cmd     *exec.Cmd
 
-	tmp    string
-	waited chan struct{}
+	tmp     string
+	command func() *exec.Cmd
+	waited  chan struct{}
+	logf    func(format string, args ...any)
 }
 
 const (
@@ -57,8 +60,17 @@ func Available() error {
 	return nil
 }
 
-// FreePort returns a loopback port nobody listens on now.
+// FreePort returns a loopback port nobody listens on now. It picks below Linux's
+// ephemeral range (32768 and up), so the port is not taken meanwhile as the local end of
+// some outgoing connection, as a port the kernel handed out could be.
 func FreePort() (int, error) {
+	for i := 0; i < 200; i++ {
+		port := 20000 + rand.IntN(12000)
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -176,45 +188,60 @@ func start(name string, opts Options, base func(string, int) map[string]string, 
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	cmd := command(cfg, tmp)
-	logf, err := os.Create(filepath.Join(tmp, name+".log"))
-	if err != nil {
-		os.RemoveAll(tmp)
+	s := &Server{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, DataDir: dataDir, tmp: tmp, logf: opts.Logf,
+		command: func() *exec.Cmd { return command(cfg, tmp) }}
+	if err := s.launch(); err != nil {
 		return nil, err
+	}
+	if err := s.awaitServing(60 * time.Second); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// launch starts the server's process; its output goes to (the end of) its log file.
+func (s *Server) launch() error {
+	cmd := s.command()
+	logf, err := os.OpenFile(filepath.Join(s.tmp, s.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		os.RemoveAll(s.tmp)
+		return err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		os.RemoveAll(tmp)
-		return nil, err
+		os.RemoveAll(s.tmp)
+		return err
 	}
-	s := &Server{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, DataDir: dataDir, Cmd: cmd, tmp: tmp, waited: make(chan struct{})}
+	s.Cmd, s.waited = cmd, make(chan struct{})
+	waited := s.waited
 	go func() {
 		cmd.Wait()
 		logf.Close()
-		close(s.waited)
+		close(waited)
 	}()
-	deadline := time.Now().Add(60 * time.Second)
+	return nil
+}
+
+// awaitServing waits until srvr reports a mode (ruok answers before ZooKeeper serves).
+func (s *Server) awaitServing(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
-		// ruok answers before ZooKeeper serves; srvr reports a mode only once it does.
 		if out, err := FourLetter(s.Addr, "srvr"); err == nil && strings.Contains(out, "\nMode: ") {
-			if opts.Logf != nil {
-				opts.Logf("ztest: %s serving on %s (pid %d)", name, s.Addr, cmd.Process.Pid)
+			if s.logf != nil {
+				s.logf("ztest: %s serving on %s (pid %d)", s.Name, s.Addr, s.Cmd.Process.Pid)
 			}
-			return s, nil
+			return nil
 		}
 		select {
 		case <-s.waited:
-			log, _ := os.ReadFile(filepath.Join(tmp, name+".log"))
-			os.RemoveAll(tmp)
-			return nil, fmt.Errorf("ztest: %s exited during start:\n%s", name, tail(log))
+			return fmt.Errorf("ztest: %s exited during start:\n%s", s.Name, tail([]byte(s.Log())))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	log, _ := os.ReadFile(filepath.Join(tmp, name+".log"))
-	s.Stop()
-	return nil, fmt.Errorf("ztest: %s did not serve within 60s:\n%s", name, tail(log))
+	return fmt.Errorf("ztest: %s did not serve within %v:\n%s", s.Name, limit, tail([]byte(s.Log())))
 }
 
 func tail(b []byte) string {
@@ -241,6 +268,34 @@ func (s *Server) Kill() error {
 	s.signal(syscall.SIGKILL)
 	<-s.waited
 	return nil
+}
+
+// Restart starts a killed server again on the same config and data dir. With wait it
+// returns once the server serves; a cluster member that cannot reach a quorum yet does
+// not, so cluster restarts may pass false and wait on the cluster instead.
+func (s *Server) Restart(wait bool) error {
+	select {
+	case <-s.waited:
+	default:
+		return fmt.Errorf("ztest: %s on %s is still running", s.Name, s.Addr)
+	}
+	if err := s.launch(); err != nil {
+		return err
+	}
+	if wait {
+		return s.awaitServing(60 * time.Second)
+	}
+	return nil
+}
+
+// Running reports whether the process has not exited.
+func (s *Server) Running() bool {
+	select {
+	case <-s.waited:
+		return false
+	default:
+		return true
+	}
 }
 
 func (s *Server) signal(sig syscall.Signal) {
