@@ -56,11 +56,17 @@ func (d *duties) start() {
 		}
 	})
 	d.tracker = t
-	d.wg.Add(3)
+	d.wg.Add(4)
 	go func() {
 		defer d.wg.Done()
 		if d.n.IsClustered() {
 			d.membershipLoop(ctx)
+		}
+	}()
+	go func() {
+		defer d.wg.Done()
+		if d.n.IsClustered() {
+			d.nudgeLoop(ctx)
 		}
 	}()
 	go func() {

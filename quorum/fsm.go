@@ -62,13 +62,17 @@ type FSM struct {
 	// membersChanged, if set, is called (outside the lock) after the membership changed.
 	membersChanged func()
 
+	// applied is signalled after every applied command (see commit_nudge.go).
+	applied chan struct{}
+
 	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
 	canRead  watch.ReadCheck
 }
 
 // NewFSM returns a state machine with a fresh tree.
 func NewFSM(opts datatree.Options) *FSM {
-	f := &FSM{tree: datatree.New(opts), sessions: session.NewTable(), opts: opts, Watches: watch.New()}
+	f := &FSM{tree: datatree.New(opts), sessions: session.NewTable(), opts: opts, Watches: watch.New(),
+		applied: make(chan struct{}, 1)}
 	f.handlers = map[int32]func(int64, *Entry) (*Result, []datatree.Event){
 		jute.OpCreateSession: f.applyCreateSession,
 		jute.OpCloseSession:  f.applyCloseSession,
@@ -122,6 +126,7 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 		f.Watches.Trigger(ev.Type, ev.Path, zxid, f.canRead)
 	}
 	f.mu.Unlock()
+	f.signalApplied()
 	res.Zxid = zxid
 	if e.Seq != 0 && e.Origin == f.self {
 		if w, ok := f.waiters.LoadAndDelete(e.Seq); ok {

@@ -159,7 +159,7 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
-	rc.CommitTimeout = 5 * time.Millisecond
+	rc.CommitTimeout = idleCommitTimeout
 	rc.MaxAppendEntries = 1024
 	rc.BatchApplyCh = true
 	rc.SnapshotThreshold = cfg.SnapshotThreshold

@@ -46,27 +46,42 @@ func run(t *testing.T, timeout time.Duration, name string, args ...string) strin
 	return string(out)
 }
 
+// smokeTargets are the servers the client smoke tests run against: a standalone server
+// and a 3-process cluster given to the client as a connect string of all its members.
+func smokeTargets(t *testing.T) map[string]func(t *testing.T) string {
+	return map[string]func(t *testing.T) string{
+		"standalone": func(t *testing.T) string { return startServer(t, nil).Addr().String() },
+		"cluster":    func(t *testing.T) string { return startZkraftCluster(t).ConnectString() },
+	}
+}
+
 func TestKazooClientAndRecipes(t *testing.T) {
 	requireClient(t, "kazoo", exec.Command(systemPy, "-c", "import kazoo").Run() == nil)
-	s := startServer(t, nil)
-	out := run(t, 3*time.Minute, systemPy, "testdata/kazoo_smoke.py", s.Addr().String())
-	if !strings.Contains(out, "all passed") {
-		t.Fatalf("kazoo:\n%s", out)
+	for name, start := range smokeTargets(t) {
+		t.Run(name, func(t *testing.T) {
+			out := run(t, 3*time.Minute, systemPy, "testdata/kazoo_smoke.py", start(t))
+			if !strings.Contains(out, "all passed") {
+				t.Fatalf("kazoo:\n%s", out)
+			}
+			t.Log(out)
+		})
 	}
-	t.Log(out)
 }
 
 func TestJavaClientAndCurator(t *testing.T) {
 	_, err := exec.LookPath("javac")
 	_, jerr := os.Stat(filepath.Join(javaJarDir, "curator-recipes.jar"))
 	requireClient(t, "javac and Curator", err == nil && jerr == nil)
-	s := startServer(t, nil)
 	classes := t.TempDir()
 	cp := javaJarDir + "/*"
 	run(t, 3*time.Minute, "javac", "-proc:none", "-nowarn", "-cp", cp, "-d", classes, "testdata/Smoke.java")
-	out := run(t, 3*time.Minute, "java", "-cp", classes+":"+cp, "Smoke", s.Addr().String())
-	if !strings.Contains(out, "all passed") {
-		t.Fatalf("java:\n%s", out)
+	for name, start := range smokeTargets(t) {
+		t.Run(name, func(t *testing.T) {
+			out := run(t, 3*time.Minute, "java", "-cp", classes+":"+cp, "Smoke", start(t))
+			if !strings.Contains(out, "all passed") {
+				t.Fatalf("java:\n%s", out)
+			}
+		})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -313,8 +314,11 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// connectAll opens n sessions in parallel and waits until each has one.
+// connectAll opens n sessions in parallel and waits until each has one. addr may list a cluster's members comma-separated, and
+// session i then connects to member i mod len (spread evenly, as clients' shuffled
+// connect strings spread them).
 func connectAll(addr string, n int) ([]*zk.Conn, error) {
+	addrs := strings.Split(addr, ",")
 	conns := make([]*zk.Conn, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -325,7 +329,7 @@ func connectAll(addr string, n int) ([]*zk.Conn, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			conns[i], errs[i] = connect(addr)
+			conns[i], errs[i] = connect(addrs[i%len(addrs)])
 		}()
 	}
 	wg.Wait()

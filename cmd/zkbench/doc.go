@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	zkbench [--targets zkraft,zookeeper [--zkraft-binary bin/zkraft] | --addr host:port [--pid N]]
+//	zkbench [--targets zkraft,zookeeper [--zkraft-binary bin/zkraft] [--cluster 3|5] | --addr host:port[,host:port...] [--pid N]]
 //	        [--sessions 1,16,64] [--duration 5s] [--warmup 2s] [--depth 4]
 //	        [--workloads create,set,get,exists,getChildren,delete,multi,mixed,lock,watch]
 //	        [--value-size 100] [--json results.json] [--quiet]
@@ -18,6 +18,11 @@
 // zkbench executable (bin/ after `make build`), else ztest builds ./cmd/zkraft. With --addr an already
 // running server is measured instead (RSS only if --pid is given). All znodes of a run
 // live under /zkbench-<id>, removed at the end.
+//
+// With --cluster 3 or 5 each target is an ensemble of that many processes on loopback
+// (same zoo.cfg server.N lines, myid, initLimit/syncLimit for both), the sessions of a
+// cell spread round-robin over the members, so writes on followers are forwarded to the
+// leader as in production; RSS is the sum over the members.
 //
 // Before the first cell each server gets the read data set (100 dirs of 10 nodes each,
 // --value-size bytes per node, created with multis) and --warmup of the mixed workload,

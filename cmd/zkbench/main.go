@@ -18,6 +18,7 @@ type config struct {
 	targets   []string      // names of servers to start: zkraft, zookeeper
 	addr      string        // an external server instead of targets
 	pid       int           // the external server's pid, for RSS (0: unknown)
+	cluster   int           // members per target (0: one standalone server)
 	zkraftBin string        // zkraft binary to start; "" lets ztest build ./cmd/zkraft
 	sessions  []int         // session counts, one cell per count
 	duration  time.Duration // timed part of one cell
@@ -47,6 +48,10 @@ func (c *config) validate() error {
 	switch {
 	case c.addr == "" && len(c.targets) == 0:
 		return errors.New("--targets: empty (or give --addr)")
+	case c.cluster != 0 && c.cluster != 3 && c.cluster != 5:
+		return errors.New("--cluster: must be 0, 3 or 5")
+	case c.cluster != 0 && c.addr != "":
+		return errors.New("--cluster: not with --addr (give the members comma-separated in --addr)")
 	case len(c.sessions) == 0:
 		return errors.New("--sessions: empty")
 	case c.duration <= 0:
@@ -90,6 +95,7 @@ func parseFlags(cfg *config, args []string) error {
 	targets := fs.String("targets", strings.Join(cfg.targets, ","), "servers to start and compare: zkraft,zookeeper")
 	fs.StringVar(&cfg.addr, "addr", "", "benchmark an already running server at host:port instead of --targets")
 	fs.IntVar(&cfg.pid, "pid", 0, "with --addr: the server's pid, to report its RSS")
+	fs.IntVar(&cfg.cluster, "cluster", 0, "start each target as a cluster of this many members (3 or 5; 0: standalone); sessions spread over the members")
 	fs.StringVar(&cfg.zkraftBin, "zkraft-binary", siblingBinary("zkraft"), "zkraft binary to benchmark (empty: build ./cmd/zkraft)")
 	sessions := fs.String("sessions", joinInts(cfg.sessions), "session counts, comma separated; one measurement per count")
 	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "timed duration of each workload x sessions cell")

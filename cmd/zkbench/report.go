@@ -45,7 +45,7 @@ func newResult(t *target, w *workload, sessions int, cfg config, st stats) resul
 		P99Ms:    ms(st.hist.quantile(0.99)),
 		P999Ms:   ms(st.hist.quantile(0.999)),
 		MaxMs:    ms(st.hist.max),
-		RSSBytes: rss(t.pid),
+		RSSBytes: rss(t.pids...),
 		Note:     st.note,
 	}
 	if st.elapsed > 0 {

@@ -8,16 +8,19 @@ import (
 	"strings"
 )
 
-// rss returns the resident set size of pid and its descendants in bytes (the descendants
-// count in case a server is started through a wrapper script), or 0 if unknown.
-func rss(pid int) int64 {
-	if pid <= 0 {
-		return 0
-	}
+// rss returns the resident set size of the pids and their descendants in bytes (the
+// descendants count in case a server is started through a wrapper script; a cluster's
+// members add up), or 0 if unknown.
+func rss(pids ...int) int64 {
 	var total int64
 	seen := map[int]bool{}
-	queue := []int{pid}
-	for len(queue) > 0 && len(seen) < 64 {
+	var queue []int
+	for _, p := range pids {
+		if p > 0 {
+			queue = append(queue, p)
+		}
+	}
+	for len(queue) > 0 && len(seen) < 256 {
 		p := queue[0]
 		queue = queue[1:]
 		if seen[p] {

@@ -8,10 +8,11 @@ import (
 
 // target is one server under test.
 type target struct {
-	name string
-	addr string
-	pid  int // 0 when unknown (an external server without --pid)
-	srv  *ztest.Server
+	name    string
+	addr    string // host:port, or comma-separated members of a cluster
+	pids    []int  // empty when unknown (an external server without --pid)
+	srv     *ztest.Server
+	cluster *ztest.Cluster
 
 	// data reports whether the read data set (see prepareData) exists on this server.
 	data bool
@@ -24,7 +25,11 @@ type target struct {
 // are still measured.
 func startTargets(cfg config) ([]*target, []error) {
 	if cfg.addr != "" {
-		return []*target{{name: "server", addr: cfg.addr, pid: cfg.pid}}, nil
+		t := &target{name: "server", addr: cfg.addr}
+		if cfg.pid > 0 {
+			t.pids = []int{cfg.pid}
+		}
+		return []*target{t}, nil
 	}
 	var (
 		out  []*target
@@ -37,29 +42,58 @@ func startTargets(cfg config) ([]*target, []error) {
 			ExtraConfig: map[string]string{"maxClientCnxns": "0"},
 			Logf:        cfg.logf,
 		}
-		start := ztest.StartZooKeeper
 		if name == "zkraft" {
-			start = ztest.StartZkraft
 			opts.Binary = cfg.zkraftBin
 		}
-		cfg.logf("starting %s", name)
-		srv, err := start(opts)
+		t, err := startTarget(name, cfg.cluster, opts)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: start: %w", name, err))
 			continue
 		}
-		t := &target{name: name, addr: srv.Addr, srv: srv}
-		if srv.Cmd != nil && srv.Cmd.Process != nil {
-			t.pid = srv.Cmd.Process.Pid
-		}
-		cfg.logf("%s listening on %s (pid %d)", name, t.addr, t.pid)
+		cfg.logf("%s listening on %s (pids %v)", name, t.addr, t.pids)
 		out = append(out, t)
 	}
 	return out, errs
 }
 
+// startTarget starts one server, or with members > 0 a cluster of that many.
+func startTarget(name string, members int, opts ztest.Options) (*target, error) {
+	t := &target{name: name}
+	if members > 0 {
+		start := ztest.StartZooKeeperEnsemble
+		if name == "zkraft" {
+			start = ztest.StartZkraftCluster
+		}
+		c, err := start(members, opts)
+		if err != nil {
+			return nil, err
+		}
+		t.cluster, t.addr = c, c.ConnectString()
+		for _, m := range c.Members {
+			t.pids = append(t.pids, m.Cmd.Process.Pid)
+		}
+		return t, nil
+	}
+	start := ztest.StartZooKeeper
+	if name == "zkraft" {
+		start = ztest.StartZkraft
+	}
+	srv, err := start(opts)
+	if err != nil {
+		return nil, err
+	}
+	t.srv, t.addr = srv, srv.Addr
+	if srv.Cmd != nil && srv.Cmd.Process != nil {
+		t.pids = []int{srv.Cmd.Process.Pid}
+	}
+	return t, nil
+}
+
 func stopTargets(cfg config, targets []*target) {
 	for _, t := range targets {
+		if t.cluster != nil {
+			t.cluster.Stop()
+		}
 		if t.srv == nil {
 			continue
 		}

@@ -32,6 +32,13 @@ func runWatch(c *cell) stats {
 	outs := make([]outcome, len(watchers))
 	armed := make(chan error, len(watchers))
 	stop := make(chan struct{})
+	// On a cluster the watchers may be on other members than the session that created the
+	// node: as any ZooKeeper client must, they sync before reading what another wrote.
+	for _, conn := range watchers {
+		if _, err := conn.Sync(node); err != nil {
+			return stats{err: fmt.Errorf("sync: %w", err)}
+		}
+	}
 	var sentAt atomic.Int64 // time of the latest set, as time.Since(start)
 	start := time.Now()
 	var wg sync.WaitGroup
