@@ -4,7 +4,7 @@ BIN      := bin
 PKGS     := ./...
 TIMEOUT  ?= 15m
 
-.PHONY: all build run test deps unit fuzz lint vet fmt verify verify-jute verify-layers bench clean
+.PHONY: all build run test deps unit fuzz lint vet fmt verify verify-jute verify-layers bench bench-cluster clean
 
 all: build
 
@@ -52,6 +52,10 @@ verify-layers:
 # zkraft vs Apache ZooKeeper 3.8, same machine, same run.
 bench: deps build
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s
+
+# The same with a 3-member zkraft cluster against a 3-member ZooKeeper 3.8 ensemble.
+bench-cluster: deps build
+	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s
 
 clean:
 	rm -rf $(BIN)
