@@ -1,8 +1,6 @@
 package quorum
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"sync"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/persistence"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/watch"
 )
@@ -285,66 +284,28 @@ func (f *FSM) applySync(zxid int64, e *Entry) (*Result, []datatree.Event) {
 	return &Result{Resp: &jute.SyncResponse{Path: e.Req.(*jute.SyncRequest).Path}}, nil
 }
 
-// snapshotMagic starts every state machine snapshot; the version follows it.
-const snapshotMagic = "ZKRS"
-
-const snapshotVersion = 1
-
-// Snapshot encodes the state under the read lock. Writes wait while it runs; a
-// copy-on-write tree that lets them continue is the durability issue's work.
+// Snapshot encodes the state (persistence's state snapshot format) under the read lock.
+// Writes wait while it runs; a copy-on-write tree that lets them continue is not built yet.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	var buf bytes.Buffer
-	buf.WriteString(snapshotMagic)
-	var hdr [12]byte
-	binary.BigEndian.PutUint32(hdr[:4], snapshotVersion)
-	binary.BigEndian.PutUint64(hdr[4:], uint64(f.lastZxid.Load()))
-	buf.Write(hdr[:])
-	// The tree goes in length-prefixed, so its reader cannot read into the sessions.
-	var tree bytes.Buffer
-	if err := f.tree.WriteSnapshot(&tree); err != nil {
+	data, err := persistence.EncodeState(f.lastZxid.Load(), f.tree, f.sessions)
+	if err != nil {
 		return nil, err
 	}
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(tree.Len()))
-	buf.Write(n[:])
-	buf.Write(tree.Bytes())
-	if err := f.sessions.Encode(&buf); err != nil {
-		return nil, err
-	}
-	return &fsmSnapshot{data: buf.Bytes()}, nil
+	return &fsmSnapshot{data: data}, nil
 }
 
 // Restore replaces the state with a snapshot's.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	var hdr [16]byte
-	if _, err := io.ReadFull(rc, hdr[:]); err != nil {
-		return fmt.Errorf("quorum: snapshot header: %w", err)
-	}
-	if string(hdr[:4]) != snapshotMagic {
-		return fmt.Errorf("quorum: not a zkraft snapshot")
-	}
-	if v := binary.BigEndian.Uint32(hdr[4:8]); v != snapshotVersion {
-		return fmt.Errorf("quorum: snapshot version %d, want %d", v, snapshotVersion)
-	}
-	zxid := int64(binary.BigEndian.Uint64(hdr[8:]))
-	var n [8]byte
-	if _, err := io.ReadFull(rc, n[:]); err != nil {
-		return fmt.Errorf("quorum: snapshot tree length: %w", err)
-	}
-	tree, err := datatree.ReadSnapshot(io.LimitReader(rc, int64(binary.BigEndian.Uint64(n[:]))), f.opts)
-	if err != nil {
-		return err
-	}
-	sessions, err := session.DecodeTable(rc)
+	st, err := persistence.ReadState(rc, f.opts)
 	if err != nil {
 		return err
 	}
 	f.mu.Lock()
-	f.tree, f.sessions = tree, sessions
-	f.lastZxid.Store(zxid)
+	f.tree, f.sessions = st.Tree, st.Sessions
+	f.lastZxid.Store(st.Zxid)
 	f.loadMembers()
 	f.mu.Unlock()
 	if f.membersChanged != nil {

@@ -7,16 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 
 	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/persistence"
 )
 
 // Config is what a node needs; the server fills it from zoo.cfg and flags.
@@ -106,7 +104,7 @@ type Node struct {
 	cfg       Config
 	FSM       *FSM
 	raft      *raft.Raft
-	store     *raftboltdb.BoltStore
+	store     *persistence.Store
 	trans     raft.Transport
 	peers     net.Listener // the peer port, in a cluster
 	fwd       *forwarder
@@ -133,25 +131,17 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Network == nil {
 		cfg.Network = TCP{}
 	}
-	// Log compaction frees many pages; a synced freelist makes every later commit write
-	// it out (writes slow down as the log turns over), so the freelist is rebuilt at
-	// open instead, as Consul does.
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db"),
-		BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
-	if err != nil {
-		return nil, fmt.Errorf("quorum: open log store %s: %w", filepath.Join(cfg.DataDir, "raft.db"), err)
-	}
-	logs, err := raft.NewLogCache(1024, store)
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Error, Output: os.Stderr})
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, cfg.SnapshotRetain, hlog)
+	store, err := persistence.Open(cfg.DataDir, cfg.SnapshotRetain, hlog)
+	if err != nil {
+		return nil, err
+	}
+	logs, err := raft.NewLogCache(1024, store.Log)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	snaps := store.Snapshots
 	rc := raft.DefaultConfig()
 	rc.Logger = hlog
 	trans, conf, err := transport(&cfg, rc, hlog)
@@ -163,6 +153,9 @@ func Open(cfg Config) (*Node, error) {
 	rc.MaxAppendEntries = 1024
 	rc.BatchApplyCh = true
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	// Raft checks the threshold on this timer (randomized up to twice it); its default of
+	// two minutes lets the log grow far past snapCount under load.
+	rc.SnapshotInterval = 5 * time.Second
 	rc.TrailingLogs = 10240
 	notify := make(chan bool, 8)
 	rc.NotifyCh = notify
@@ -186,7 +179,7 @@ func Open(cfg Config) (*Node, error) {
 		default:
 		}
 	}
-	has, err := raft.HasExistingState(logs, store, snaps)
+	has, err := raft.HasExistingState(logs, store.Stable, snaps)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -195,12 +188,12 @@ func Open(cfg Config) (*Node, error) {
 		cfg.Logger.Info("joining an existing cluster: waiting to be added by its leader", "id", cfg.ID)
 	} else if !has {
 		// Every member bootstraps with the same configuration; Raft accepts that.
-		if err := raft.BootstrapCluster(rc, logs, store, snaps, trans, conf); err != nil {
+		if err := raft.BootstrapCluster(rc, logs, store.Stable, snaps, trans, conf); err != nil {
 			store.Close()
 			return nil, fmt.Errorf("quorum: bootstrap: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, fsm, logs, store, snaps, trans)
+	r, err := raft.NewRaft(rc, fsm, logs, store.Stable, snaps, trans)
 	if err != nil {
 		if c, ok := trans.(io.Closer); ok {
 			c.Close()
@@ -419,6 +412,15 @@ func (n *Node) watchLeadership() {
 			}
 		}
 	}
+}
+
+// TakeSnapshot writes a snapshot of the state now and compacts the log behind it
+// (keeping the trailing entries followers may still need).
+func (n *Node) TakeSnapshot() error {
+	if err := n.raft.Snapshot().Error(); err != nil {
+		return fmt.Errorf("quorum: snapshot: %w", err)
+	}
+	return nil
 }
 
 // Close stops duties and Raft and closes the store. Applied entries are durable.

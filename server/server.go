@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/persistence"
 	"github.com/zkraft/zkraft/quorum"
 	"github.com/zkraft/zkraft/session"
 )
@@ -51,7 +51,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 
 // Start opens the store, waits until the node serves, and starts listening.
 func (s *Server) Start() error {
-	qc := quorum.DefaultConfig(filepath.Join(s.cfg.DataDir, "zkraft"))
+	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
 	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes}
 	qc.TickTime = s.cfg.TickTime
 	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval
@@ -108,6 +108,9 @@ func (s *Server) Start() error {
 	s.log.Info("serving", "addr", ln.Addr().String(), "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()))
 	return nil
 }
+
+// Snapshot writes a snapshot of the state now (and compacts the log behind it).
+func (s *Server) Snapshot() error { return s.node.TakeSnapshot() }
 
 // Addr is the address the client port listens on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }

@@ -25,6 +25,7 @@ type Options struct {
 	ExtraConfig map[string]string // extra zoo.cfg keys
 	Binary      string            // zkraft binary; "" builds ./cmd/zkraft once per process
 	Logf        func(format string, args ...any)
+	DataDir     string // use this existing data dir instead of a fresh one; Stop leaves it
 }
 
 // Server is one running server process.
@@ -85,8 +86,12 @@ var (
 	buildErr  error
 )
 
-// zkraftBinary builds ./cmd/zkraft into a temp dir once per process.
+// zkraftBinary builds ./cmd/zkraft into a temp dir once per process, unless
+// ZKRAFT_BINARY names a binary to use instead.
 func zkraftBinary() (string, error) {
+	if b := os.Getenv("ZKRAFT_BINARY"); b != "" {
+		return b, nil
+	}
 	buildOnce.Do(func() {
 		out, err := exec.Command("go", "env", "GOMOD").Output()
 		if err != nil {
@@ -183,6 +188,9 @@ func start(name string, opts Options, base func(string, int) map[string]string, 
 		return nil, err
 	}
 	dataDir := filepath.Join(tmp, "data")
+	if opts.DataDir != "" {
+		dataDir = opts.DataDir // outside tmp, so Stop does not remove it
+	}
 	cfg, err := writeConfig(tmp, port, base(dataDir, port), opts.ExtraConfig)
 	if err != nil {
 		os.RemoveAll(tmp)

@@ -1,0 +1,201 @@
+package persistence
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+func openStore(t *testing.T, dir string) (*Store, error) {
+	t.Helper()
+	return Open(dir, 2, hclog.NewNullLogger())
+}
+
+// fill stores entries 1..n with recognizable payloads.
+func fill(t *testing.T, s *Store, from, to uint64) {
+	t.Helper()
+	var logs []*raft.Log
+	for i := from; i <= to; i++ {
+		logs = append(logs, &raft.Log{Index: i, Term: 1, Type: raft.LogCommand, Data: []byte(fmt.Sprintf("payload-%06d", i))})
+	}
+	if err := s.Log.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expectCorrupt(t *testing.T, err error, file, what string) {
+	t.Helper()
+	var ce *CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("want a CorruptError naming %s, got %v", file, err)
+	}
+	if !strings.HasSuffix(ce.Path, file) || !strings.Contains(ce.What, what) {
+		t.Fatalf("error %q: want file %s and %q", err, file, what)
+	}
+	if !strings.Contains(err.Error(), "refusing to start") {
+		t.Fatalf("error does not say what happens: %v", err)
+	}
+}
+
+func TestStoreRoundTripAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, 1, 50)
+	var l raft.Log
+	if err := s.Log.GetLog(7, &l); err != nil || string(l.Data) != "payload-000007" || l.Term != 1 {
+		t.Fatalf("entry 7: %v %+v", err, l)
+	}
+	s.Close()
+	s, err = openStore(t, dir)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close()
+	if err := s.Log.GetLog(50, &l); err != nil || string(l.Data) != "payload-000050" {
+		t.Fatalf("entry 50 after reopen: %v %q", err, l.Data)
+	}
+}
+
+// A flipped bit inside an entry's data (bbolt does not checksum its pages) is found at
+// open, with the file and the entry named.
+func TestFlippedBitInLogIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, 1, 50)
+	s.Close()
+	path := LogPath(dir)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("payload-000023"))
+	if i < 0 {
+		t.Fatal("payload not found in raft.db")
+	}
+	b[i+10] ^= 0x04
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = openStore(t, dir)
+	expectCorrupt(t, err, "raft.db", "log entry 23")
+}
+
+// A raft.db cut short (a torn write of the file's end, or a truncated copy) is refused.
+func TestTruncatedLogIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, 1, 2000)
+	s.Close()
+	fi, err := os.Stat(LogPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(LogPath(dir), fi.Size()/3); err != nil {
+		t.Fatal(err)
+	}
+	_, err = openStore(t, dir)
+	if err == nil {
+		t.Fatal("a truncated raft.db was opened")
+	}
+	if !strings.Contains(err.Error(), "raft.db") {
+		t.Fatalf("error does not name the file: %v", err)
+	}
+}
+
+// snapshot writes a snapshot at index with the given state.
+func snapshot(t *testing.T, s *Store, index uint64, state []byte) string {
+	t.Helper()
+	sink, err := s.Snapshots.Create(raft.SnapshotVersionMax, index, 1, raft.Configuration{}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sink.Write(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(SnapshotDir(s.Dir), sink.ID())
+}
+
+func TestDamagedSnapshotIsRefused(t *testing.T) {
+	cases := []struct {
+		name, file, what string
+		damage           func(t *testing.T, snapDir string)
+	}{
+		{"flipped bit", "state.bin", "CRC-64", func(t *testing.T, d string) {
+			p := filepath.Join(d, "state.bin")
+			b, _ := os.ReadFile(p)
+			b[100] ^= 1
+			os.WriteFile(p, b, 0o644)
+		}},
+		{"torn state", "state.bin", "torn write", func(t *testing.T, d string) {
+			os.Truncate(filepath.Join(d, "state.bin"), 10)
+		}},
+		{"garbled meta", "meta.json", "not valid JSON", func(t *testing.T, d string) {
+			os.WriteFile(filepath.Join(d, "meta.json"), []byte("{\"Index\": 12"), 0o644)
+		}},
+		{"missing state", "state.bin", "no such file", func(t *testing.T, d string) {
+			os.Remove(filepath.Join(d, "state.bin"))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := openStore(t, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fill(t, s, 1, 40)
+			d := snapshot(t, s, 30, bytes.Repeat([]byte("state"), 100))
+			s.Close()
+			if s, err = openStore(t, dir); err != nil {
+				t.Fatalf("intact store refused: %v", err)
+			}
+			s.Close()
+			c.damage(t, d)
+			_, err = openStore(t, dir)
+			expectCorrupt(t, err, c.file, c.what)
+		})
+	}
+}
+
+// The log must continue where the newest snapshot ends: a log compacted past a snapshot
+// that is gone would start from partial state.
+func TestGapBetweenSnapshotAndLogIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, 1, 100)
+	d := snapshot(t, s, 40, []byte("state"))
+	if err := s.Log.DeleteRange(1, 30); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = openStore(t, dir); err != nil {
+		t.Fatalf("a log compacted behind its snapshot was refused: %v", err)
+	}
+	s.Close()
+	// Now drop the snapshot: entries 1..30 are nowhere.
+	os.RemoveAll(d)
+	_, err = openStore(t, dir)
+	expectCorrupt(t, err, "raft.db", "entries are missing")
+}
