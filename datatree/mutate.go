@@ -45,6 +45,7 @@ func (t *Tree) unindex(path string, n *node) {
 
 // link adds n (with its acl ref already acquired) under parent at path.
 func (t *Tree) link(parent *node, path string, n *node) {
+	t.touch(parent)
 	parent.addChild(n)
 	t.nodes++
 	t.dataSize += javaLen(path) + int64(len(n.data))
@@ -62,6 +63,8 @@ func (t *Tree) link(parent *node, path string, n *node) {
 
 // unlink removes the childless node n at path from parent and drops its ACL use.
 func (t *Tree) unlink(parent *node, path string, n *node) {
+	t.touch(parent)
+	t.touch(n) // an undone unlink gives it a new ACL ref
 	t.unindex(path, n)
 	parent.removeChild(n.name)
 	t.nodes--
@@ -81,6 +84,7 @@ func (t *Tree) unlink(parent *node, path string, n *node) {
 
 // setStat replaces a node's stored stat, logging the old one.
 func (t *Tree) setStat(n *node, st storedStat) {
+	t.touch(n)
 	if t.undo != nil {
 		old := n.stat
 		t.logUndo(func() { n.stat = old })
@@ -90,6 +94,7 @@ func (t *Tree) setStat(n *node, st storedStat) {
 
 // setData replaces a node's data, logging the old data.
 func (t *Tree) setData(n *node, data []byte) {
+	t.touch(n)
 	diff := int64(len(data) - len(n.data))
 	if n == t.root {
 		diff *= 2 // the root is in ZooKeeper's map twice

@@ -25,9 +25,11 @@ import (
 //	           version, cversion, aversion int32), uint32 index into acls
 //	checksum   uint32 CRC-32C (Castagnoli) of every byte before it
 //
-// Strings are int32-length-prefixed UTF-8. ACL lists are numbered by first use in the
-// node order, so the encoding depends only on the tree's content. The stored cversion
-// (the sequential counter), ephemeral owners and TTLs are all in the stat.
+// Strings are int32-length-prefixed UTF-8. The ACL table holds every list in use when the
+// snapshot began (Freeze), in the order of their canonical encoding (count, then each
+// entry's perms, scheme, id), so the bytes depend only on the tree's content; nodes name
+// them by index. The stored
+// cversion (the sequential counter), ephemeral owners and TTLs are all in the stat.
 const (
 	snapshotMagic   = "ZKRDTREE"
 	snapshotVersion = 1
@@ -40,67 +42,24 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // does not describe a tree.
 var ErrSnapshotCorrupt = errors.New("datatree: snapshot corrupt")
 
-// WriteSnapshot writes the whole tree in the format above. It only reads the tree.
+// WriteSnapshot writes the whole tree in the format above, through a Frozen view (so it
+// briefly marks the tree: the caller needs the writer's exclusion, not just a reader's).
 func (t *Tree) WriteSnapshot(w io.Writer) error {
-	// Number ACL lists by first use in node order.
-	order := map[aclRef]uint32{}
-	var lists []aclRef
-	t.walk(func(_ string, n *node) {
-		if _, ok := order[n.acl]; !ok {
-			order[n.acl] = uint32(len(lists))
-			lists = append(lists, n.acl)
-		}
-	})
-
-	bw := bufio.NewWriterSize(w, 1<<16)
-	crc := crc32.New(crcTable)
-	out := io.MultiWriter(bw, crc)
-	e := jute.Encoder{}
-	flush := func() error {
-		_, err := out.Write(e.Buf)
-		e.Buf = e.Buf[:0]
-		return err
-	}
-
-	e.Buf = append(e.Buf, snapshotMagic...)
-	e.Int(snapshotVersion)
-	e.Int(int32(len(lists)))
-	for _, r := range lists {
-		acl := t.acls.get(r)
-		e.Int(int32(len(acl)))
-		for i := range acl {
-			acl[i].Encode(&e)
-		}
-	}
-	e.Long(int64(t.nodes))
-	if err := flush(); err != nil {
-		return err
-	}
-	var err error
-	t.walk(func(path string, n *node) {
-		if err != nil {
-			return
-		}
-		e.String(path)
-		e.Buffer(n.data)
-		encodeStat(&e, &n.stat)
-		e.Int(int32(order[n.acl]))
-		if len(e.Buf) >= 1<<15 {
-			err = flush()
-		}
-	})
+	f, err := t.Freeze()
 	if err != nil {
 		return err
 	}
-	if err := flush(); err != nil {
-		return err
+	defer t.Thaw(f)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	for {
+		b, done := f.Next(1024)
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+		if done {
+			return bw.Flush()
+		}
 	}
-	var sum [4]byte
-	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
-	if _, err := bw.Write(sum[:]); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // snapReader reads the snapshot and checksums what it reads.

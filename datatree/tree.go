@@ -43,6 +43,7 @@ type Tree struct {
 	containers map[string]struct{}
 	ttls       map[string]struct{}
 	undo       []func() // non-nil while a multi runs: how to take back each change
+	frozen     *Frozen  // non-nil while a snapshot is written from the tree (frozen.go)
 }
 
 // The ACLs ZooKeeper gives its own nodes (ZooDefs.Ids).

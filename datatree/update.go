@@ -51,6 +51,7 @@ func (t *Tree) setACLOp(tx Txn, r *jute.SetACLRequest) (*jute.SetACLResponse, ju
 	st := n.stat
 	st.Aversion++
 	t.setStat(n, st)
+	t.touch(n)
 	old := n.acl
 	n.acl = t.acls.acquire(acl)
 	t.acls.release(old)

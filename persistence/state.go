@@ -10,21 +10,23 @@ import (
 	"github.com/zkraft/zkraft/session"
 )
 
-// The state machine snapshot (state.bin of a Raft snapshot), version 1. Big-endian.
+// The state machine snapshot (state.bin of a Raft snapshot), version 2. Big-endian.
 //
 //	magic     4 bytes "ZKRS"
-//	version   uint32 (1)
+//	version   uint32 (2)
 //	zxid      uint64: the last entry the state includes (= the Raft snapshot's index)
-//	treeLen   uint64, then the tree in datatree's snapshot format (its own magic
+//	sessLen   uint64, then the session table in session's snapshot format (its own
+//	          magic, version and CRC-32C; see session/table.go)
+//	tree      to the end: the tree in datatree's snapshot format (its own magic
 //	          "ZKRDTREE", version and CRC-32C; see datatree/snapshot.go)
-//	sessions  the session table in session's snapshot format (its own magic, version
-//	          and CRC-32C; see session/table.go)
 //
-// The whole file is also covered by the CRC-64 in the Raft snapshot's meta.json, which
-// Open checks for the newest snapshot before anything starts from it.
+// The tree comes last so it can be streamed from a datatree.Frozen view while writes go
+// on. Version 1 (tree length and tree first, then the sessions) is still read. The whole
+// file is also covered by the CRC-64 in the Raft snapshot's meta.json, which Open checks
+// for the newest snapshot before anything starts from it.
 const (
 	stateMagic   = "ZKRS"
-	stateVersion = 1
+	stateVersion = 2
 )
 
 // State is a decoded state machine snapshot.
@@ -34,24 +36,29 @@ type State struct {
 	Sessions *session.Table
 }
 
-// EncodeState encodes the state into one buffer (the caller holds whatever lock keeps
-// tree and sessions still while it runs).
-func EncodeState(zxid int64, tree *datatree.Tree, sessions *session.Table) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString(stateMagic)
-	var hdr [12]byte
-	binary.BigEndian.PutUint32(hdr[:4], stateVersion)
-	binary.BigEndian.PutUint64(hdr[4:], uint64(zxid))
-	buf.Write(hdr[:])
-	var t bytes.Buffer
-	if err := tree.WriteSnapshot(&t); err != nil {
+// StateHeader returns the bytes of a state snapshot before its tree.
+func StateHeader(zxid int64, sessions *session.Table) ([]byte, error) {
+	var sess bytes.Buffer
+	if err := sessions.Encode(&sess); err != nil {
 		return nil, err
 	}
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(t.Len()))
-	buf.Write(n[:])
-	buf.Write(t.Bytes())
-	if err := sessions.Encode(&buf); err != nil {
+	b := make([]byte, 0, 24+sess.Len())
+	b = append(b, stateMagic...)
+	b = binary.BigEndian.AppendUint32(b, stateVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(zxid))
+	b = binary.BigEndian.AppendUint64(b, uint64(sess.Len()))
+	return append(b, sess.Bytes()...), nil
+}
+
+// EncodeState encodes a whole state snapshot at once (the tree through a Frozen view, so
+// the caller holds the tree's write exclusion).
+func EncodeState(zxid int64, tree *datatree.Tree, sessions *session.Table) ([]byte, error) {
+	head, err := StateHeader(zxid, sessions)
+	if err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(head)
+	if err := tree.WriteSnapshot(buf); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -59,27 +66,33 @@ func EncodeState(zxid int64, tree *datatree.Tree, sessions *session.Table) ([]by
 
 // ReadState decodes a state machine snapshot; every error says what is wrong with it.
 func ReadState(r io.Reader, opts datatree.Options) (*State, error) {
-	var hdr [16]byte
+	var hdr [24]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, fmt.Errorf("persistence: state snapshot header: %w", err)
 	}
 	if string(hdr[:4]) != stateMagic {
 		return nil, fmt.Errorf("persistence: not a zkraft state snapshot (magic %q)", hdr[:4])
 	}
-	if v := binary.BigEndian.Uint32(hdr[4:8]); v != stateVersion {
-		return nil, fmt.Errorf("persistence: state snapshot version %d, this zkraft reads %d", v, stateVersion)
-	}
-	st := &State{Zxid: int64(binary.BigEndian.Uint64(hdr[8:]))}
-	var n [8]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, fmt.Errorf("persistence: state snapshot tree length: %w", err)
-	}
+	st := &State{Zxid: int64(binary.BigEndian.Uint64(hdr[8:16]))}
+	n := int64(binary.BigEndian.Uint64(hdr[16:]))
 	var err error
-	if st.Tree, err = datatree.ReadSnapshot(io.LimitReader(r, int64(binary.BigEndian.Uint64(n[:]))), opts); err != nil {
-		return nil, fmt.Errorf("persistence: state snapshot tree: %w", err)
-	}
-	if st.Sessions, err = session.DecodeTable(r); err != nil {
-		return nil, fmt.Errorf("persistence: state snapshot sessions: %w", err)
+	switch v := binary.BigEndian.Uint32(hdr[4:8]); v {
+	case 1:
+		if st.Tree, err = datatree.ReadSnapshot(io.LimitReader(r, n), opts); err != nil {
+			return nil, fmt.Errorf("persistence: state snapshot tree: %w", err)
+		}
+		if st.Sessions, err = session.DecodeTable(r); err != nil {
+			return nil, fmt.Errorf("persistence: state snapshot sessions: %w", err)
+		}
+	case 2:
+		if st.Sessions, err = session.DecodeTable(io.LimitReader(r, n)); err != nil {
+			return nil, fmt.Errorf("persistence: state snapshot sessions: %w", err)
+		}
+		if st.Tree, err = datatree.ReadSnapshot(r, opts); err != nil {
+			return nil, fmt.Errorf("persistence: state snapshot tree: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("persistence: state snapshot version %d, this zkraft reads 1 and 2", v)
 	}
 	return st, nil
 }

@@ -1,9 +1,3 @@
-// Package persistence owns zkraft's durable formats: a server's store (the Raft log and
-// stable store in raft-boltdb on bbolt, with a checksum on every entry; hashicorp/raft's
-// snapshot store holding the state machine snapshot whose format state.go documents),
-// its verification at open, and the offline access tools use. It knows the tree and the
-// session table only through their snapshot formats; it knows nothing of Raft's
-// protocol, the network or clients.
 package persistence
 
 import (

@@ -284,16 +284,21 @@ func (f *FSM) applySync(zxid int64, e *Entry) (*Result, []datatree.Event) {
 	return &Result{Resp: &jute.SyncResponse{Path: e.Req.(*jute.SyncRequest).Path}}, nil
 }
 
-// Snapshot encodes the state (persistence's state snapshot format) under the read lock.
-// Writes wait while it runs; a copy-on-write tree that lets them continue is not built yet.
+// Snapshot freezes the tree and encodes the sessions under the lock, which takes time in
+// the number of sessions only; Persist then streams the tree from the frozen view while
+// entries go on being applied (see datatree.Frozen).
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	data, err := persistence.EncodeState(f.lastZxid.Load(), f.tree, f.sessions)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	head, err := persistence.StateHeader(f.lastZxid.Load(), f.sessions)
 	if err != nil {
 		return nil, err
 	}
-	return &fsmSnapshot{data: data}, nil
+	fz, err := f.tree.Freeze()
+	if err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{fsm: f, tree: f.tree, frozen: fz, head: head}, nil
 }
 
 // Restore replaces the state with a snapshot's.
@@ -314,14 +319,43 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
-type fsmSnapshot struct{ data []byte }
+// fsmSnapshot writes one state snapshot; raft runs Persist on a goroutine of its own.
+type fsmSnapshot struct {
+	fsm    *FSM
+	tree   *datatree.Tree // the tree frozen (a Restore may have replaced the FSM's since)
+	frozen *datatree.Frozen
+	head   []byte
+	once   sync.Once
+}
+
+// snapshotChunk is how many nodes Persist encodes per hold of the read lock.
+const snapshotChunk = 512
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s.data); err != nil {
+	defer s.Release()
+	if _, err := sink.Write(s.head); err != nil {
 		sink.Cancel()
 		return err
 	}
-	return sink.Close()
+	for {
+		s.fsm.mu.RLock()
+		b, done := s.frozen.Next(snapshotChunk)
+		s.fsm.mu.RUnlock()
+		if _, err := sink.Write(b); err != nil {
+			sink.Cancel()
+			return err
+		}
+		if done {
+			return sink.Close()
+		}
+	}
 }
 
-func (s *fsmSnapshot) Release() {}
+// Release thaws the tree (once), whether or not Persist ran.
+func (s *fsmSnapshot) Release() {
+	s.once.Do(func() {
+		s.fsm.mu.Lock()
+		s.tree.Thaw(s.frozen)
+		s.fsm.mu.Unlock()
+	})
+}

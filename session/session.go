@@ -40,3 +40,26 @@ func NegotiateTimeout(requested, min, max int32) int32 {
 	}
 	return t
 }
+
+// ZooKeeperPassword is the password Apache ZooKeeper gives session id
+// (ZooKeeperServer.generatePasswd: java.util.Random seeded with id ^ 0xB3415C00, 16
+// bytes of nextBytes). Sessions imported from ZooKeeper get it, so their clients can
+// reconnect to zkraft with the password ZooKeeper handed them.
+func ZooKeeperPassword(id int64) []byte {
+	const (
+		multiplier = 0x5DEECE66D
+		mask       = 1<<48 - 1
+	)
+	seed := (uint64(id^0xB3415C00) ^ multiplier) & mask
+	p := make([]byte, 16)
+	for i := 0; i < len(p); {
+		seed = (seed*multiplier + 0xB) & mask
+		rnd := int32(seed >> 16) // next(32)
+		for n := min(len(p)-i, 4); n > 0; n-- {
+			p[i] = byte(rnd)
+			rnd >>= 8
+			i++
+		}
+	}
+	return p
+}

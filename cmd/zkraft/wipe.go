@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zkraft/zkraft/persistence"
-	"github.com/zkraft/zkraft/server"
 )
 
 func newWipeCommand() *cobra.Command {
@@ -22,23 +19,11 @@ func newWipeCommand() *cobra.Command {
 			"and the log after it. Use it on a member whose store is damaged. Never on a standalone\n" +
 			"server or on a majority of a cluster: their store is the only copy of the data.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dataDir == "" && configPath != "" {
-				f, err := os.Open(configPath)
-				if err != nil {
-					return err
-				}
-				cfg := server.DefaultConfig()
-				_, err = parseZooCfg(f, &cfg)
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("%s: %v", configPath, err)
-				}
-				dataDir = cfg.DataDir
+			cfg, err := serverConfig(configPath, dataDir)
+			if err != nil {
+				return err
 			}
-			if dataDir == "" {
-				return errors.New("give --data-dir or --config")
-			}
-			to, err := persistence.Wipe(dataDir, time.Now())
+			to, err := persistence.Wipe(cfg.DataDir, time.Now())
 			if err != nil {
 				return err
 			}

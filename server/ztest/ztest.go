@@ -86,6 +86,10 @@ var (
 	buildErr  error
 )
 
+// ZkraftBinary is the zkraft binary the servers run, for tests that run its other
+// commands (see zkraftBinary).
+func ZkraftBinary() (string, error) { return zkraftBinary() }
+
 // zkraftBinary builds ./cmd/zkraft into a temp dir once per process, unless
 // ZKRAFT_BINARY names a binary to use instead.
 func zkraftBinary() (string, error) {

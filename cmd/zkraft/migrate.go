@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/persistence"
+	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/server"
+)
+
+// serverConfig reads the zoo.cfg given, or returns the defaults with dataDir set.
+func serverConfig(configPath, dataDir string) (server.Config, error) {
+	cfg := server.DefaultConfig()
+	if configPath != "" {
+		f, err := os.Open(configPath)
+		if err != nil {
+			return cfg, err
+		}
+		_, err = parseZooCfg(f, &cfg)
+		f.Close()
+		if err != nil {
+			return cfg, fmt.Errorf("%s: %v", configPath, err)
+		}
+	}
+	if dataDir != "" {
+		cfg.DataDir = dataDir
+	}
+	if cfg.DataDir == "" {
+		return cfg, errors.New("give --data-dir or --config")
+	}
+	return cfg, nil
+}
+
+func newImportCommand() *cobra.Command {
+	var from, configPath, dataDir string
+	cmd := &cobra.Command{
+		Use:   "import --from-zookeeper ZKDATADIR (--data-dir DIR | --config zoo.cfg)",
+		Short: "Seed a new zkraft data dir from an Apache ZooKeeper 3.x data dir",
+		Long: "Read a stopped ZooKeeper's data dir (its newest valid snapshot and the transaction logs\n" +
+			"after it) and seed a new zkraft data dir with the same tree, ACLs, stats, zxids and\n" +
+			"sessions (with the passwords ZooKeeper gave them, so clients can reconnect). For a\n" +
+			"cluster, import into every member's data dir with that member's zoo.cfg.",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from == "" {
+				return errors.New("give --from-zookeeper")
+			}
+			cfg, err := serverConfig(configPath, dataDir)
+			if err != nil {
+				return err
+			}
+			zst, err := persistence.ReadZooKeeper(from)
+			if err != nil {
+				return err
+			}
+			opts := datatree.Options{ExtendedTypes: cfg.ExtendedTypes}
+			st, err := zst.ToState(opts)
+			if err != nil {
+				return err
+			}
+			qc := quorum.DefaultConfig(persistence.StoreDir(cfg.DataDir))
+			qc.Peers = cfg.Servers
+			qc.SnapshotRetain = cfg.SnapRetainCount
+			if err := quorum.Seed(qc, st); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "imported %d znodes and %d sessions up to zxid 0x%x into %s\n",
+				st.Tree.NodeCount()-1, st.Sessions.Len(), st.Zxid, cfg.DataDir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from-zookeeper", "", "the ZooKeeper data dir (holding version-2/)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the new zkraft data dir")
+	cmd.Flags().StringVar(&configPath, "config", "", "the zkraft member's zoo.cfg (dataDir, server.N lines)")
+	return cmd
+}
+
+func newExportCommand() *cobra.Command {
+	var to, configPath, dataDir string
+	cmd := &cobra.Command{
+		Use:   "export --to-zookeeper DIR (--data-dir DIR | --config zoo.cfg)",
+		Short: "Write a stopped zkraft server's state as a ZooKeeper snapshot ZooKeeper 3.8 starts from",
+		Long: "Write DIR/version-2/snapshot.<zxid> from a stopped zkraft server's store (its newest\n" +
+			"snapshot and the log after it), so a migration can be rolled back: start ZooKeeper with\n" +
+			"dataDir=DIR. Export from a standalone server or from the last leader of a cluster.",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if to == "" {
+				return errors.New("give --to-zookeeper")
+			}
+			cfg, err := serverConfig(configPath, dataDir)
+			if err != nil {
+				return err
+			}
+			st, err := quorum.LoadOffline(persistence.StoreDir(cfg.DataDir), datatree.Options{ExtendedTypes: cfg.ExtendedTypes})
+			if err != nil {
+				return err
+			}
+			zst, err := persistence.ZKStateOf(st)
+			if err != nil {
+				return err
+			}
+			dir := filepath.Join(to, "version-2")
+			if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+				return fmt.Errorf("%s is not empty: export into a new ZooKeeper data dir", dir)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			path := filepath.Join(dir, persistence.SnapshotFileName(zst.LastZxid))
+			f, err := os.Create(path)
+			if err != nil {
+				return err
+			}
+			if err := persistence.WriteZooKeeperSnapshot(f, zst); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Sync(); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "exported %d znodes and %d sessions at zxid 0x%x to %s\n",
+				len(zst.Nodes), len(zst.Sessions), zst.LastZxid, path)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&to, "to-zookeeper", "", "the new ZooKeeper data dir")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the stopped zkraft server's data dir")
+	cmd.Flags().StringVar(&configPath, "config", "", "the zkraft server's zoo.cfg (for its dataDir)")
+	return cmd
+}

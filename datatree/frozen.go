@@ -1,0 +1,176 @@
+package datatree
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash"
+	"hash/crc32"
+	"sort"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// A Frozen is the tree as it was at Freeze, to be written out while the tree goes on
+// changing: snapshots that do not stop writes. Freezing costs a copy of the ACL table;
+// from then on the first change to a node (its data, stat, ACL or children) saves the
+// node's frozen version in the Frozen (copy on write, once per node), and the walk reads
+// the saved version where there is one and the live node where there is none. A node
+// created after Freeze is reached by no frozen child list, and a node deleted after it
+// stays reachable from its parent's saved list.
+//
+// The tree stays single-writer: Freeze, Thaw and every change run under the caller's
+// write exclusion, and each Next call under at least its read exclusion (no change runs
+// during a Next). Between Next calls the changes go on.
+type Frozen struct {
+	t     *Tree
+	saved map[*node]frozenNode
+	acls  [][]jute.ACL      // the ACL lists in use at Freeze, in key order
+	index map[aclRef]uint32 // ref at Freeze -> position in acls
+	count int64
+	stack []frame
+	e     jute.Encoder
+	crc   hash.Hash32
+	began bool
+	done  bool
+}
+
+type frozenNode struct {
+	data []byte
+	stat storedStat
+	acl  aclRef
+	kids []*node // in name order
+}
+
+// frame is one node's frozen children still to write, and its path.
+type frame struct {
+	kids []*node
+	next int
+	path string
+}
+
+// ErrFrozen is returned by Freeze while another Frozen is open.
+var ErrFrozen = errors.New("datatree: a snapshot is already being written")
+
+// Freeze starts a frozen view of the tree (see Frozen).
+func (t *Tree) Freeze() (*Frozen, error) {
+	if t.frozen != nil {
+		return nil, ErrFrozen
+	}
+	f := &Frozen{t: t, saved: map[*node]frozenNode{}, index: map[aclRef]uint32{}, count: int64(t.nodes),
+		crc: crc32.New(crcTable)}
+	// In the order of their canonical keys, so the encoding depends only on content.
+	// (An empty list is in use too, though interned as nil: take the refs from the keys.)
+	refs := make([]aclRef, 0, t.acls.size())
+	for _, r := range t.acls.byKey {
+		refs = append(refs, r)
+	}
+	sort.Slice(refs, func(i, j int) bool { return t.acls.keys[refs[i]] < t.acls.keys[refs[j]] })
+	for i, r := range refs {
+		f.index[r] = uint32(i)
+		f.acls = append(f.acls, t.acls.lists[r])
+	}
+	t.frozen = f
+	return f, nil
+}
+
+// Thaw ends the frozen view: changes stop saving frozen versions.
+func (t *Tree) Thaw(f *Frozen) {
+	if t.frozen == f {
+		t.frozen = nil
+	}
+	f.saved = nil
+}
+
+// touch saves n's frozen version before its first change while a Frozen is open.
+func (t *Tree) touch(n *node) {
+	f := t.frozen
+	if f == nil {
+		return
+	}
+	if _, ok := f.saved[n]; ok {
+		return
+	}
+	f.saved[n] = frozenNode{data: n.data, stat: n.stat, acl: n.acl, kids: kidList(n.kids)}
+}
+
+func kidList(c *children) []*node {
+	if c.len() == 0 {
+		return nil
+	}
+	out := make([]*node, 0, c.len())
+	c.each(func(n *node) bool {
+		out = append(out, n)
+		return true
+	})
+	return out
+}
+
+// view is n as it was at Freeze.
+func (f *Frozen) view(n *node) frozenNode {
+	if v, ok := f.saved[n]; ok {
+		return v
+	}
+	return frozenNode{data: n.data, stat: n.stat, acl: n.acl, kids: kidList(n.kids)}
+}
+
+// Next encodes up to max more nodes in the snapshot format (see snapshot.go) and returns
+// the bytes, which stay valid until the next call; done is true with the last bytes
+// (the checksum). The caller keeps changes out while Next runs.
+func (f *Frozen) Next(max int) (out []byte, done bool) {
+	f.e.Buf = f.e.Buf[:0]
+	if f.done {
+		return nil, true
+	}
+	if !f.began {
+		f.began = true
+		f.header()
+		root := f.view(f.t.root)
+		f.node("/", root)
+		f.stack = append(f.stack, frame{kids: root.kids, path: ""})
+	}
+	for written := 0; written < max && len(f.stack) > 0; {
+		top := &f.stack[len(f.stack)-1]
+		if top.next == len(top.kids) {
+			f.stack = f.stack[:len(f.stack)-1]
+			continue
+		}
+		n := top.kids[top.next]
+		top.next++
+		path := top.path + "/" + n.name
+		v := f.view(n)
+		f.node(path, v)
+		written++
+		if len(v.kids) > 0 {
+			f.stack = append(f.stack, frame{kids: v.kids, path: path})
+		}
+	}
+	f.crc.Write(f.e.Buf)
+	if len(f.stack) == 0 {
+		f.e.Buf = binary.BigEndian.AppendUint32(f.e.Buf, f.crc.Sum32())
+		f.done = true
+	}
+	return f.e.Buf, f.done
+}
+
+// header writes the magic, the version and the ACL table: every list in use at Freeze,
+// in the order of their canonical keys.
+func (f *Frozen) header() {
+	e := &f.e
+	e.Buf = append(e.Buf, snapshotMagic...)
+	e.Int(snapshotVersion)
+	e.Int(int32(len(f.acls)))
+	for _, l := range f.acls {
+		e.Int(int32(len(l)))
+		for i := range l {
+			l[i].Encode(e)
+		}
+	}
+	e.Long(f.count)
+}
+
+func (f *Frozen) node(path string, v frozenNode) {
+	f.e.String(path)
+	f.e.Buffer(v.data)
+	encodeStat(&f.e, &v.stat)
+	f.e.Int(int32(f.index[v.acl]))
+}

@@ -1,0 +1,54 @@
+// Package persistence owns zkraft's durable formats: a server's store (the Raft log and
+// stable store in raft-boltdb on bbolt, with a checksum on every entry; hashicorp/raft's
+// snapshot store holding the state machine snapshot of state.go), its verification at
+// open, offline access for tools, and Apache ZooKeeper's on-disk formats for import and
+// export. It knows the tree and the session table only through their snapshot formats;
+// it knows nothing of Raft's protocol, the network or clients.
+//
+// # zkraft's store
+//
+// DATADIR/zkraft holds raft.db and snapshots/ (see Store). Every log entry is stored with
+// a CRC-32C of its index, term, type and data appended (bbolt checksums only its meta
+// pages); a snapshot's state.bin is covered by the CRC-64 in its meta.json, and the tree
+// and session sections inside it by their own CRC-32C. Open refuses a damaged store with
+// a CorruptError that names the file and the fault. A write is acknowledged only after
+// raft.db is fsynced (bbolt commits with fsync) on a quorum.
+//
+// # Apache ZooKeeper 3.x data directories
+//
+// ReadZooKeeper and WriteZooKeeperSnapshot read and write the on-disk format of
+// Apache ZooKeeper 3.5–3.9 (checked against the 3.8 sources), for
+// `zkraft import --from-zookeeper` and `zkraft export --to-zookeeper`. ZooKeeper keeps
+// its files in dataDir/version-2 (dataLogDir/version-2 for the logs when set). All
+// integers are big-endian Jute: int 4 bytes, long 8, boolean 1, buffer and ustring an
+// int length then the bytes (-1 = null), vector an int count then the items.
+//
+// A snapshot, snapshot.<hex zxid>, is a FileHeader (int magic "ZKSN", int version 2,
+// long dbid -1); the sessions (int count, then long id, int timeout); the ACL cache
+// (int count, then long id, vector<ACL>; id -1 means world:anyone ALL and is not
+// stored); the nodes in pre-order as (ustring path, buffer data, long acl id,
+// StatPersisted) with the root's path "" and the end marked by the path "/"; then
+// a seal: the Adler-32 of every byte before it as a long, and the string "/". With
+// zookeeper.digest.enabled (the default since 3.6) a ZxidDigest (long zxid, int
+// version, long digest; a ustring digest before version 2) and a second seal over
+// everything before it follow; older readers ignore them and 3.6+ tolerates their
+// absence. The zxid of a snapshot is the one in its file name, and the tree may be
+// fuzzy: transactions above that zxid are replayed on top of it.
+//
+// A transaction log, log.<hex first zxid>, is a FileHeader ("ZKLG", 2, dbid) and then
+// records: long Adler-32 of the entry, buffer entry, and the byte 'B'. The entry is a
+// TxnHeader (long clientId, int cxid, long zxid, long time, int type), the record of
+// that type (CreateTxn, CreateContainerTxn, CreateTTLTxn, DeleteTxn, SetDataTxn,
+// SetACLTxn, CheckVersionTxn, ErrorTxn, MultiTxn, CreateSessionTxn, CloseSessionTxn)
+// and, since 3.6, possibly a TxnDigest. Log files are preallocated with zeros, so an
+// entry of length 0 ends the file, as does a partial last record (a crash mid-write).
+// A checksum mismatch is an error.
+//
+// Snapshots may be compressed when zookeeper.snapshot.compression.method is set
+// (snapshot.<zxid>.gz or .snappy). The default is none; gzip is read, snappy is not.
+// WriteZooKeeperSnapshot always writes an uncompressed snapshot.
+//
+// The stored stat is ZooKeeper's StatPersisted, the same as zkraft's: cversion counts
+// child creations (clients see cversion*2 - numChildren), and ephemeralOwner is the
+// session id, Long.MIN_VALUE for a container, or 0xFF00000000000000|ttl for a TTL node.
+package persistence

@@ -1,0 +1,423 @@
+package persistence
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/adler32"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+)
+
+func zktACL(perms int32, scheme, id string) jute.ACL {
+	return jute.ACL{Perms: perms, Id: jute.Id{Scheme: scheme, Id: id}}
+}
+
+var (
+	zktOpen   = []jute.ACL{zktACL(jute.PermAll, "world", "anyone")}
+	zktSecret = []jute.ACL{
+		zktACL(jute.PermAll, "digest", datatree.DigestID("alice:pw")),
+		zktACL(jute.PermRead, "ip", "127.0.0.1"),
+		zktACL(jute.PermRead|jute.PermWrite, "ip", "10.0.0.0/8"),
+	}
+)
+
+const zktTTLOwner = int64(-0x0100000000000000) | 60000
+
+// zktState is a hand-built database in pre-order, sessions sorted.
+func zktState() *ZKState {
+	return &ZKState{
+		Nodes: []ZKNode{
+			{Path: "/", Data: []byte{}, ACL: zktOpen, Pzxid: 0x7, Cversion: 1},
+			{Path: "/app", Data: []byte("hello"), ACL: zktSecret, Czxid: 2, Mzxid: 9, Ctime: 1000, Mtime: 2000, Pzxid: 8, Version: 3, Cversion: 7, Aversion: 1},
+			{Path: "/app/box", Data: []byte("c"), ACL: zktOpen, Czxid: 5, Mzxid: 5, Ctime: 1100, Mtime: 1100, Pzxid: 6, EphemeralOwner: math.MinInt64, Cversion: 1},
+			{Path: "/app/box/x", Data: []byte("x"), ACL: zktOpen, Czxid: 6, Mzxid: 6, Ctime: 1200, Mtime: 1200, Pzxid: 6},
+			{Path: "/app/empty", Data: []byte{}, ACL: zktOpen, Czxid: 3, Mzxid: 3, Ctime: 1001, Mtime: 1001, Pzxid: 3},
+			{Path: "/app/eph", Data: []byte("e"), ACL: zktSecret, Czxid: 7, Mzxid: 7, Ctime: 1300, Mtime: 1300, Pzxid: 7, EphemeralOwner: 0x1234},
+			{Path: "/app/null", Data: nil, ACL: zktOpen, Czxid: 4, Mzxid: 4, Ctime: 1002, Mtime: 1002, Pzxid: 4},
+			{Path: "/app/ttl", Data: []byte("t"), ACL: []jute.ACL{zktACL(jute.PermRead|jute.PermWrite, "world", "anyone")}, Czxid: 8, Mzxid: 8, Ctime: 1400, Mtime: 1400, Pzxid: 8, EphemeralOwner: zktTTLOwner},
+			{Path: "/zookeeper", Data: []byte{}, ACL: zktOpen},
+			{Path: "/zookeeper/config", Data: []byte{}, ACL: []jute.ACL{zktACL(jute.PermRead, "world", "anyone")}, Aversion: -1},
+			{Path: "/zookeeper/quota", Data: []byte{}, ACL: zktOpen},
+		},
+		Sessions: []ZKSession{{ID: 0x1234, Timeout: 4000}, {ID: 0x7000000000000001, Timeout: 30000}},
+		LastZxid: 0x20,
+	}
+}
+
+func zktEqual(t *testing.T, what string, got, want *ZKState) {
+	t.Helper()
+	if len(got.Nodes) != len(want.Nodes) {
+		t.Errorf("%s: %d nodes, want %d", what, len(got.Nodes), len(want.Nodes))
+	}
+	for i := 0; i < min(len(got.Nodes), len(want.Nodes)); i++ {
+		g, w := got.Nodes[i], want.Nodes[i]
+		if (g.Data == nil) != (w.Data == nil) {
+			t.Errorf("%s: %s: data nil %v, want %v", what, w.Path, g.Data == nil, w.Data == nil)
+		}
+		g.Data, w.Data = nil, nil
+		if len(g.ACL) == 0 && len(w.ACL) == 0 {
+			g.ACL, w.ACL = nil, nil
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: node %d:\n got %+v\nwant %+v", what, i, g, w)
+		}
+		if !bytes.Equal(got.Nodes[i].Data, want.Nodes[i].Data) {
+			t.Errorf("%s: %s: data %q, want %q", what, w.Path, got.Nodes[i].Data, want.Nodes[i].Data)
+		}
+	}
+	if !reflect.DeepEqual(got.Sessions, want.Sessions) {
+		t.Errorf("%s: sessions %+v, want %+v", what, got.Sessions, want.Sessions)
+	}
+	if got.LastZxid != want.LastZxid {
+		t.Errorf("%s: LastZxid %#x, want %#x", what, got.LastZxid, want.LastZxid)
+	}
+}
+
+func zktSnapshotBytes(t *testing.T, st *ZKState) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteZooKeeperSnapshot(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestZooKeeperSnapshotRoundTrip(t *testing.T) {
+	st := zktState()
+	// Sessions and nodes in any order on input.
+	in := *st
+	in.Sessions = []ZKSession{st.Sessions[1], st.Sessions[0]}
+	in.Nodes = append([]ZKNode(nil), st.Nodes...)
+	in.Nodes[1], in.Nodes[6] = in.Nodes[6], in.Nodes[1]
+	b := zktSnapshotBytes(t, &in)
+
+	// ZooKeeper's own validity check: the file ends with int 1 and '/'.
+	if tail := b[len(b)-5:]; binary.BigEndian.Uint32(tail) != 1 || tail[4] != '/' {
+		t.Fatalf("snapshot tail %x", tail)
+	}
+	tr, err := parseZKSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zktEqual(t, "parsed", tr.state(st.LastZxid), st)
+
+	dir := filepath.Join(t.TempDir(), "version-2")
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, SnapshotFileName(st.LastZxid)), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadZooKeeper(filepath.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zktEqual(t, "ReadZooKeeper", got, st)
+
+	// Without the digest section (a 3.5 snapshot) it reads the same.
+	// The digest section is long zxid, int version, long digest and a 13-byte seal.
+	old := b[:len(b)-20-13]
+	if tr, err := parseZKSnapshot(old); err != nil {
+		t.Fatal(err)
+	} else {
+		zktEqual(t, "no digest", tr.state(st.LastZxid), st)
+	}
+}
+
+func TestZooKeeperSnapshotAddsSystemNodes(t *testing.T) {
+	st := &ZKState{Nodes: []ZKNode{{Path: "/", Data: []byte{}, ACL: zktOpen}, {Path: "/a", Data: []byte("a"), ACL: zktOpen, Czxid: 1}}}
+	tr, err := parseZKSnapshot(zktSnapshotBytes(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, n := range tr.ordered() {
+		paths = append(paths, n.Path)
+	}
+	if want := "/ /a /zookeeper /zookeeper/config /zookeeper/quota"; strings.Join(paths, " ") != want {
+		t.Fatalf("paths %v, want %s", paths, want)
+	}
+	cfg := tr.nodes["/zookeeper/config"]
+	if cfg.Aversion != -1 || len(cfg.ACL) != 1 || cfg.ACL[0].Perms != jute.PermRead {
+		t.Fatalf("config node %+v", cfg)
+	}
+
+	// A node without its parent is refused.
+	bad := &ZKState{Nodes: []ZKNode{{Path: "/a/b"}}}
+	if err := WriteZooKeeperSnapshot(&bytes.Buffer{}, bad); err == nil {
+		t.Fatal("orphan written")
+	}
+}
+
+func TestTreeSnapshot(t *testing.T) {
+	st := zktState()
+	var b bytes.Buffer
+	if err := st.TreeSnapshot(&b); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := datatree.ReadSnapshot(bytes.NewReader(b.Bytes()), datatree.Options{ExtendedTypes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tree.NodeCount(), len(st.Nodes)+1; got != want { // the root counts twice
+		t.Fatalf("NodeCount %d, want %d", got, want)
+	}
+	data, s, code := tree.Get("/app/null")
+	if code != jute.OK || data != nil || s.Czxid != 4 {
+		t.Fatalf("/app/null: %q %+v %v", data, s, code)
+	}
+	data, s, _ = tree.Get("/app/empty")
+	if data == nil || len(data) != 0 {
+		t.Fatalf("/app/empty data %v", data)
+	}
+	data, s, _ = tree.Get("/app")
+	want := jute.Stat{Czxid: 2, Mzxid: 9, Ctime: 1000, Mtime: 2000, Version: 3, Cversion: 7*2 - 5, Aversion: 1,
+		DataLength: 5, NumChildren: 5, Pzxid: 8}
+	if string(data) != "hello" || s != want {
+		t.Fatalf("/app: %q %+v, want %+v", data, s, want)
+	}
+	if s, _ := tree.Stat("/app/eph"); s.EphemeralOwner != 0x1234 {
+		t.Fatalf("/app/eph owner %#x", s.EphemeralOwner)
+	}
+	if s, _ := tree.Stat("/app/box"); s.EphemeralOwner != 0 || s.NumChildren != 1 {
+		t.Fatalf("/app/box %+v", s)
+	}
+	if acl, _, _ := tree.ACL("/app"); !reflect.DeepEqual(acl, zktSecret) {
+		t.Fatalf("/app ACL %v", acl)
+	}
+	if eph := tree.Ephemerals(0x1234, "/"); !reflect.DeepEqual(eph, []string{"/app/eph"}) {
+		t.Fatalf("ephemerals %v", eph)
+	}
+	// What zkraft writes back from that tree reads as the same state.
+	var again bytes.Buffer
+	if err := tree.WriteSnapshot(&again); err != nil {
+		t.Fatal(err)
+	}
+	rewritten, err := StateFromTreeSnapshot(bytes.NewReader(again.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten.Sessions, rewritten.LastZxid = st.Sessions, st.LastZxid
+	zktEqual(t, "rewritten by datatree", rewritten, st)
+	if !bytes.Equal(again.Bytes(), b.Bytes()) {
+		t.Log("note: datatree's canonical encoding differs from TreeSnapshot's (ACL table order)")
+	}
+
+	back, err := StateFromTreeSnapshot(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Sessions, back.LastZxid = st.Sessions, st.LastZxid
+	zktEqual(t, "StateFromTreeSnapshot", back, st)
+
+	// Missing system nodes get datatree.New's values: an empty state is a fresh tree.
+	b.Reset()
+	if err := (&ZKState{}).TreeSnapshot(&b); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := datatree.ReadSnapshot(bytes.NewReader(b.Bytes()), datatree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Digest() != datatree.New(datatree.Options{}).Digest() {
+		t.Fatal("system nodes differ from datatree.New")
+	}
+
+	b.Bytes()[len(b.Bytes())/2] ^= 1
+	if _, err := StateFromTreeSnapshot(bytes.NewReader(b.Bytes())); err == nil {
+		t.Fatal("corrupt tree snapshot read")
+	}
+}
+
+func TestReadZooKeeperCorruptSnapshot(t *testing.T) {
+	st := zktState()
+	dir := t.TempDir()
+	b := zktSnapshotBytes(t, st)
+	i := bytes.Index(b, []byte("hello"))
+	b[i] ^= 0x20
+	name := filepath.Join(dir, SnapshotFileName(st.LastZxid))
+	os.WriteFile(name, b, 0o644)
+	_, err := ReadZooKeeper(dir)
+	if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("err %v, want a checksum error naming %s", err, name)
+	}
+
+	// An older valid snapshot is used instead, as ZooKeeper does.
+	older := *st
+	older.LastZxid = 0x10
+	os.WriteFile(filepath.Join(dir, SnapshotFileName(older.LastZxid)), zktSnapshotBytes(t, &older), 0o644)
+	got, err := ReadZooKeeper(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zktEqual(t, "fallback", got, &older)
+
+	if _, err := ReadZooKeeper(t.TempDir()); err == nil {
+		t.Fatal("empty dir read")
+	}
+}
+
+// zktLog builds a transaction log by hand.
+type zktLog struct {
+	e jute.Encoder
+}
+
+func newZKTLog() *zktLog {
+	l := &zktLog{}
+	l.e.Int(zkLogMagic)
+	l.e.Int(2)
+	l.e.Long(-1)
+	return l
+}
+
+func (l *zktLog) add(client int64, zxid int64, typ int32, body func(e *jute.Encoder)) {
+	var t jute.Encoder
+	t.Long(client)
+	t.Int(1)
+	t.Long(zxid)
+	t.Long(1000 + zxid)
+	t.Int(typ)
+	body(&t)
+	t.Int(2) // a TxnDigest, as 3.6+ appends
+	t.Long(12345)
+	l.e.Long(int64(adler32.Checksum(t.Buf)))
+	l.e.Buffer(t.Buf)
+	l.e.Buf = append(l.e.Buf, 'B')
+}
+
+func zktACLs(e *jute.Encoder, acl []jute.ACL) {
+	e.Int(int32(len(acl)))
+	for i := range acl {
+		acl[i].Encode(e)
+	}
+}
+
+func zktCreate(path, data string, eph bool, parentCV int32) func(*jute.Encoder) {
+	return func(e *jute.Encoder) {
+		e.String(path)
+		e.Buffer([]byte(data))
+		zktACLs(e, zktOpen)
+		e.Bool(eph)
+		e.Int(parentCV)
+	}
+}
+
+func TestReadZooKeeperReplaysLog(t *testing.T) {
+	dir := t.TempDir()
+	base := &ZKState{}
+	os.WriteFile(filepath.Join(dir, "snapshot.0"), zktSnapshotBytes(t, base), 0o644)
+
+	const sess, sess2 = int64(0x100), int64(0x200)
+	l := newZKTLog()
+	l.add(sess, 1, jute.OpCreateSession, func(e *jute.Encoder) { e.Int(5000) })
+	l.add(sess2, 2, jute.OpCreateSession, func(e *jute.Encoder) { e.Int(6000) })
+	l.add(sess, 3, jute.OpCreate, zktCreate("/a", "a", false, 1))
+	l.add(sess, 4, jute.OpCreate2, zktCreate("/a/e", "e", true, 1))
+	l.add(sess2, 5, jute.OpCreate, zktCreate("/a/e2", "e2", true, 2))
+	l.add(sess, 6, jute.OpSetData, func(e *jute.Encoder) { e.String("/a"); e.Buffer(nil); e.Int(1) })
+	l.add(sess, 7, jute.OpSetACL, func(e *jute.Encoder) { e.String("/a"); zktACLs(e, zktSecret); e.Int(1) })
+	l.add(sess, 8, jute.OpCreateContainer, func(e *jute.Encoder) {
+		e.String("/c")
+		e.Buffer(nil)
+		zktACLs(e, zktOpen)
+		e.Int(2)
+	})
+	l.add(sess, 9, jute.OpCreateTTL, func(e *jute.Encoder) {
+		e.String("/t")
+		e.Buffer([]byte("t"))
+		zktACLs(e, zktOpen)
+		e.Int(3)
+		e.Long(60000)
+	})
+	// A multi: create /m, delete /t, check; then a failed multi that changes nothing.
+	sub := func(typ int32, body func(*jute.Encoder)) func(*jute.Encoder) {
+		return func(e *jute.Encoder) {
+			var s jute.Encoder
+			body(&s)
+			e.Int(typ)
+			e.Buffer(s.Buf)
+		}
+	}
+	l.add(sess, 10, jute.OpMulti, func(e *jute.Encoder) {
+		e.Int(3)
+		sub(jute.OpCreate, zktCreate("/m", "m", false, 4))(e)
+		sub(jute.OpDelete, func(s *jute.Encoder) { s.String("/t") })(e)
+		sub(jute.OpCheck, func(s *jute.Encoder) { s.String("/a"); s.Int(1) })(e)
+	})
+	l.add(sess, 11, jute.OpMulti, func(e *jute.Encoder) {
+		e.Int(2)
+		sub(jute.OpError, func(s *jute.Encoder) { s.Int(0) })(e)
+		sub(jute.OpError, func(s *jute.Encoder) { s.Int(int32(jute.ErrBadVersion)) })(e)
+	})
+	l.add(sess, 12, jute.OpError, func(e *jute.Encoder) { e.Int(int32(jute.ErrNoNode)) })
+	// sess2 closes: its ephemeral goes, and /a's pzxid moves.
+	l.add(sess2, 13, jute.OpCloseSession, func(e *jute.Encoder) { e.Int(1); e.String("/a/e2") })
+	good := len(l.e.Buf)
+	l.add(sess, 14, jute.OpDelete, func(e *jute.Encoder) { e.String("/m") })
+	// The last record is cut short (a crash mid-write), then preallocated zeros.
+	logBytes := append([]byte(nil), l.e.Buf[:len(l.e.Buf)-1]...)
+	logBytes = append(logBytes, 0) // 'B' missing: a partial record
+	logBytes = append(logBytes, make([]byte, 4096)...)
+	logName := filepath.Join(dir, "log.1")
+	os.WriteFile(logName, logBytes, 0o644)
+
+	st, err := ReadZooKeeper(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LastZxid != 13 {
+		t.Errorf("LastZxid %d, want 13", st.LastZxid)
+	}
+	if want := []ZKSession{{ID: sess, Timeout: 5000}}; !reflect.DeepEqual(st.Sessions, want) {
+		t.Errorf("sessions %+v, want %+v", st.Sessions, want)
+	}
+	nodes := map[string]ZKNode{}
+	var paths []string
+	for _, n := range st.Nodes {
+		nodes[n.Path] = n
+		paths = append(paths, n.Path)
+	}
+	if want := "/ /a /a/e /c /m /zookeeper /zookeeper/config /zookeeper/quota"; strings.Join(paths, " ") != want {
+		t.Fatalf("paths %v, want %s", paths, want)
+	}
+	a := nodes["/a"]
+	if a.Data != nil || a.Version != 1 || a.Mzxid != 6 || a.Mtime != 1006 || a.Czxid != 3 || a.Ctime != 1003 ||
+		a.Cversion != 2 || a.Pzxid != 13 || a.Aversion != 1 || !reflect.DeepEqual(a.ACL, zktSecret) {
+		t.Errorf("/a %+v", a)
+	}
+	if e := nodes["/a/e"]; e.EphemeralOwner != sess || string(e.Data) != "e" {
+		t.Errorf("/a/e %+v", e)
+	}
+	if c := nodes["/c"]; c.EphemeralOwner != math.MinInt64 || c.Data != nil {
+		t.Errorf("/c %+v", c)
+	}
+	// The root: /a, /c, /t, /m created (cversion 4), /t deleted at zxid 10.
+	if r := nodes["/"]; r.Cversion != 4 || r.Pzxid != 10 {
+		t.Errorf("/ %+v", r)
+	}
+
+	// A checksum error in a complete record is an error naming the log.
+	bad := append([]byte(nil), l.e.Buf[:good]...)
+	bad[good-3] ^= 0xff
+	os.WriteFile(logName, bad, 0o644)
+	if _, err := ReadZooKeeper(dir); err == nil || !strings.Contains(err.Error(), logName) {
+		t.Fatalf("err %v, want an error naming %s", err, logName)
+	}
+}
+
+func TestZxidFromName(t *testing.T) {
+	for name, want := range map[string]int64{"snapshot.0": 0, "snapshot.1a2b": 0x1a2b, "snapshot.ff.gz": 0xff, "snapshot.": -1, "snapshot.x": -1, "snapshots.1": -1, "log.1": -1} {
+		got, ok := zkZxidFromName(name, "snapshot")
+		if !ok {
+			got = -1
+		}
+		if got != want {
+			t.Errorf("%s: %d, want %d", name, got, want)
+		}
+	}
+}
