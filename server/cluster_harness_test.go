@@ -44,6 +44,13 @@ func newTestCluster(t *testing.T, n int, observers ...int) *testCluster {
 // newTestClusterWith is newTestCluster with every member's config changed by mod.
 func newTestClusterWith(t *testing.T, n int, mod func(*Config), observers ...int) *testCluster {
 	t.Helper()
+	return newTestClusterSeeded(t, n, mod, nil, observers...)
+}
+
+// newTestClusterSeeded is newTestClusterWith where seed, if set, prepares each member's
+// data dir before the first start.
+func newTestClusterSeeded(t *testing.T, n int, mod func(*Config), seed func(Config), observers ...int) *testCluster {
+	t.Helper()
 	tc := &testCluster{t: t, net: netsim.New(), servers: make([]*Server, n)}
 	var peers []quorum.Peer
 	for i := 1; i <= n; i++ {
@@ -70,6 +77,11 @@ func newTestClusterWith(t *testing.T, n int, mod func(*Config), observers ...int
 		tc.cfgs = append(tc.cfgs, cfg)
 	}
 	t.Cleanup(tc.stopAll)
+	if seed != nil {
+		for _, cfg := range tc.cfgs {
+			seed(cfg)
+		}
+	}
 	all := make([]int, n)
 	for i := range all {
 		all[i] = i

@@ -137,3 +137,40 @@ func newExportCommand() *cobra.Command {
 	cmd.Flags().StringVar(&configPath, "config", "", "the zkraft server's zoo.cfg (for its dataDir)")
 	return cmd
 }
+
+func newRestoreCommand() *cobra.Command {
+	var from, configPath, dataDir string
+	cmd := &cobra.Command{
+		Use:   "restore --from BACKUP (--data-dir DIR | --config zoo.cfg)",
+		Short: "Seed a new data dir from a backup (a copy of a stopped server's data dir)",
+		Long: "Load the state a backup holds (its newest snapshot and the log after it) and seed a new\n" +
+			"data dir with it. To restore a cluster, run it for every member with that member's\n" +
+			"zoo.cfg; the members' configuration, not the backup's, becomes the membership.",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from == "" {
+				return errors.New("give --from")
+			}
+			cfg, err := serverConfig(configPath, dataDir)
+			if err != nil {
+				return err
+			}
+			st, err := quorum.LoadOffline(persistence.StoreDir(from), datatree.Options{ExtendedTypes: cfg.ExtendedTypes})
+			if err != nil {
+				return err
+			}
+			qc := quorum.DefaultConfig(persistence.StoreDir(cfg.DataDir))
+			qc.Peers = cfg.Servers
+			qc.SnapshotRetain = cfg.SnapRetainCount
+			if err := quorum.Seed(qc, st); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "restored %d znodes and %d sessions up to zxid 0x%x into %s\n",
+				st.Tree.NodeCount()-1, st.Sessions.Len(), st.Zxid, cfg.DataDir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the backup: a copy of a stopped server's data dir")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the new data dir")
+	cmd.Flags().StringVar(&configPath, "config", "", "the new server's zoo.cfg (dataDir, server.N lines)")
+	return cmd
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -76,7 +77,13 @@ func loadSnapshot(arg string) (string, *persistence.State, error) {
 		case exists(filepath.Join(arg, "state.bin")):
 			path = filepath.Join(arg, "state.bin")
 		default:
-			dirs, _ := filepath.Glob(filepath.Join(persistence.SnapshotDir(persistence.StoreDir(arg)), "*", "state.bin"))
+			all, _ := filepath.Glob(filepath.Join(persistence.SnapshotDir(persistence.StoreDir(arg)), "*", "state.bin"))
+			var dirs []string
+			for _, p := range all {
+				if !strings.HasSuffix(filepath.Dir(p), ".tmp") { // being written
+					dirs = append(dirs, p)
+				}
+			}
 			if len(dirs) == 0 {
 				return "", nil, fmt.Errorf("no snapshot under %s", arg)
 			}

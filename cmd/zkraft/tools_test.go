@@ -104,6 +104,20 @@ func TestSnapshotAndLogTools(t *testing.T) {
 			t.Fatalf("log dump lacks %q:\n%s", want, out)
 		}
 	}
+	// restore loads the snapshot and the log after it: /after-snapshot is there, and the
+	// closed session and its ephemeral are gone (4 system nodes and 4 created).
+	restored := t.TempDir()
+	out, err = runRoot(t, "restore", "--from", dir, "--data-dir", restored)
+	if err != nil || !strings.Contains(out, "restored 8 znodes and 0 sessions") {
+		t.Fatalf("restore: %v %s", err, out)
+	}
+	out, err = runRoot(t, "snapshot", "inspect", restored)
+	if err != nil || !strings.Contains(out, "znodes\t8\n") {
+		t.Fatalf("inspect of the restored dir: %v\n%s", err, out)
+	}
+	if _, err := runRoot(t, "restore", "--from", dir, "--data-dir", restored); err == nil {
+		t.Fatal("restore over an existing store")
+	}
 	out, err = runRoot(t, "wipe", "--data-dir", dir)
 	if err != nil || !strings.Contains(out, "zkraft.wiped-") {
 		t.Fatalf("wipe: %v %s", err, out)
