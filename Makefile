@@ -4,7 +4,7 @@ BIN      := bin
 PKGS     := ./...
 TIMEOUT  ?= 15m
 
-.PHONY: all build run test deps unit fuzz lint vet fmt verify verify-jute verify-layers bench bench-cluster clean
+.PHONY: all build run test deps unit fuzz lint vet fmt verify verify-jute verify-layers bench bench-cluster bench-storage clean
 
 all: build
 
@@ -52,6 +52,11 @@ verify-layers:
 # zkraft vs Apache ZooKeeper 3.8, same machine, same run.
 bench: deps build
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s
+
+# Storage with large trees: load, RSS, the longest write during snapshots, snapshot size,
+# restart after kill -9; zkraft vs ZooKeeper 3.8 with 100k and 1M znodes.
+bench-storage: deps build
+	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
 
 # The same with a 3-member zkraft cluster against a 3-member ZooKeeper 3.8 ensemble.
 bench-cluster: deps build

@@ -19,6 +19,7 @@ type config struct {
 	addr      string        // an external server instead of targets
 	pid       int           // the external server's pid, for RSS (0: unknown)
 	cluster   int           // members per target (0: one standalone server)
+	storage   []int         // tree sizes for the storage measurements (storage.go) instead of the workloads
 	zkraftBin string        // zkraft binary to start; "" lets ztest build ./cmd/zkraft
 	sessions  []int         // session counts, one cell per count
 	duration  time.Duration // timed part of one cell
@@ -50,6 +51,8 @@ func (c *config) validate() error {
 		return errors.New("--targets: empty (or give --addr)")
 	case c.cluster != 0 && c.cluster != 3 && c.cluster != 5:
 		return errors.New("--cluster: must be 0, 3 or 5")
+	case len(c.storage) > 0 && (c.addr != "" || c.cluster != 0):
+		return errors.New("--storage: starts its own standalone servers (not with --addr or --cluster)")
 	case c.cluster != 0 && c.addr != "":
 		return errors.New("--cluster: not with --addr (give the members comma-separated in --addr)")
 	case len(c.sessions) == 0:
@@ -104,6 +107,7 @@ func parseFlags(cfg *config, args []string) error {
 	fs.IntVar(&cfg.valueSize, "value-size", cfg.valueSize, "bytes of data per znode written")
 	fs.IntVar(&cfg.depth, "depth", cfg.depth, "requests in flight per session (goroutines sharing one connection)")
 	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
+	storage := fs.String("storage", "", "instead of the workloads, measure load, RSS, write stall during snapshots, snapshot size and restart with trees of these sizes (e.g. 100000,1000000)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -117,6 +121,9 @@ func parseFlags(cfg *config, args []string) error {
 	if cfg.sessions, err = parseInts(*sessions); err != nil {
 		return fmt.Errorf("--sessions: %w", err)
 	}
+	if cfg.storage, err = parseInts(*storage); err != nil {
+		return fmt.Errorf("--storage: %w", err)
+	}
 	if *quiet {
 		cfg.logf = func(string, ...any) {}
 	}
@@ -126,6 +133,9 @@ func parseFlags(cfg *config, args []string) error {
 // run starts the servers, measures, prints, stops the servers. The exit code is 1 if a
 // target could not be started or measured, so `make bench` does not pass silently.
 func run(cfg config, out io.Writer) int {
+	if len(cfg.storage) > 0 {
+		return runStorage(cfg, out)
+	}
 	targets, startErrs := startTargets(cfg)
 	defer stopTargets(cfg, targets)
 	for _, err := range startErrs {

@@ -73,12 +73,16 @@ zk2 = KazooClient(hosts=hosts, timeout=10)
 zk2.start(timeout=15)
 zk.add_auth("digest", "alice:secret")
 zk.create("/secret", b"s", acl=[make_digest_acl("alice", "secret", all=True)])
+# On a cluster the sessions may be on different members: a client syncs before reading
+# what another session wrote, as ZooKeeper requires.
+zk2.sync("/secret")
 expect_error("other session without auth: NoAuth", NoAuthError, lambda: zk2.get("/secret"))
 check("owner reads", zk.get("/secret")[0] == b"s")
 
 # Ephemerals go with their session; another session's exists watch sees it.
 zk2.create("/eph", ephemeral=True)
 gone = threading.Event()
+zk.sync("/eph")
 zk.exists("/eph", watch=lambda e: gone.set() if e.type == "DELETED" else None)
 zk2.stop()
 zk2.close()

@@ -26,6 +26,7 @@ type Options struct {
 	Binary      string            // zkraft binary; "" builds ./cmd/zkraft once per process
 	Logf        func(format string, args ...any)
 	DataDir     string // use this existing data dir instead of a fresh one; Stop leaves it
+	JavaHeap    string // ZooKeeper's -Xmx; "" is 512m
 }
 
 // Server is one running server process.
@@ -159,8 +160,12 @@ func StartZooKeeper(opts Options) (*Server, error) {
 		m["admin.enableServer"] = "false"
 		return m
 	}
+	heap := opts.JavaHeap
+	if heap == "" {
+		heap = "512m"
+	}
 	return start("zookeeper", opts, base, func(cfg, tmp string) *exec.Cmd {
-		cmd := exec.Command("java", "-Xmx512m", "-Dzookeeper.extendedTypesEnabled=true",
+		cmd := exec.Command("java", "-Xmx"+heap, "-Dzookeeper.extendedTypesEnabled=true",
 			"-Dzookeeper.log.dir="+tmp, "-Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties",
 			"-cp", zooKeeperJars+"/*:/etc/zookeeper/conf", "org.apache.zookeeper.server.ZooKeeperServerMain", cfg)
 		return cmd
