@@ -52,6 +52,9 @@ func (c *aclCache) acquire(acl []jute.ACL) aclRef {
 	return r
 }
 
+// addRef counts one more use of r, which is in use.
+func (c *aclCache) addRef(r aclRef) { c.refs[r]++ }
+
 // release drops one use of r and forgets the list when nobody uses it.
 func (c *aclCache) release(r aclRef) {
 	c.refs[r]--

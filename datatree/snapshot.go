@@ -64,9 +64,27 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 
 // snapReader reads the snapshot and checksums what it reads.
 type snapReader struct {
-	r   *bufio.Reader
-	crc hash.Hash32
-	err error
+	r       *bufio.Reader
+	crc     hash.Hash32
+	err     error
+	scratch [8]byte
+}
+
+// fixed reads n <= 8 bytes into the scratch space, without allocating.
+func (s *snapReader) fixed(n int) []byte {
+	if s.err != nil {
+		return nil
+	}
+	b := s.scratch[:n]
+	if _, err := io.ReadFull(s.r, b); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		s.err = err
+		return nil
+	}
+	s.crc.Write(b)
+	return b
 }
 
 func (s *snapReader) read(n int) []byte {
@@ -92,7 +110,7 @@ func (s *snapReader) read(n int) []byte {
 }
 
 func (s *snapReader) u32() uint32 {
-	b := s.read(4)
+	b := s.fixed(4)
 	if b == nil {
 		return 0
 	}
@@ -100,7 +118,7 @@ func (s *snapReader) u32() uint32 {
 }
 
 func (s *snapReader) i64() int64 {
-	b := s.read(8)
+	b := s.fixed(8)
 	if b == nil {
 		return 0
 	}
@@ -170,6 +188,9 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 		s.corrupt("node count %d", count)
 	}
 	t := newEmpty(opts)
+	// Each list is interned once; further nodes only count a use (no key to build).
+	refs := make([]aclRef, len(lists))
+	interned := make([]bool, len(lists))
 	for i := int64(0); i < count && s.err == nil; i++ {
 		path := s.str()
 		n := &node{data: s.buffer()}
@@ -185,7 +206,12 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 			s.corrupt("acl index %d of %d", ai, len(lists))
 			break
 		}
-		n.acl = t.acls.acquire(lists[ai])
+		if !interned[ai] {
+			refs[ai], interned[ai] = t.acls.acquire(lists[ai]), true
+		} else {
+			t.acls.addRef(refs[ai])
+		}
+		n.acl = refs[ai]
 		if i == 0 {
 			if path != "/" {
 				s.corrupt("first node %q", path)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,6 +135,28 @@ func snapshot(t *testing.T, s *Store, index uint64, state []byte) string {
 	return filepath.Join(SnapshotDir(s.Dir), sink.ID())
 }
 
+// openAndReadNewest opens the store and reads its newest snapshot as a start does.
+func openAndReadNewest(t *testing.T, dir string) error {
+	t.Helper()
+	s, err := openStore(t, dir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	snap, err := s.OpenNewestSnapshot()
+	if err != nil {
+		return err
+	}
+	if snap == nil {
+		t.Fatal("no snapshot")
+	}
+	defer snap.Close()
+	if _, err := io.Copy(io.Discard, snap); err != nil {
+		return err
+	}
+	return snap.Verify()
+}
+
 func TestDamagedSnapshotIsRefused(t *testing.T) {
 	cases := []struct {
 		name, file, what string
@@ -165,13 +188,11 @@ func TestDamagedSnapshotIsRefused(t *testing.T) {
 			fill(t, s, 1, 40)
 			d := snapshot(t, s, 30, bytes.Repeat([]byte("state"), 100))
 			s.Close()
-			if s, err = openStore(t, dir); err != nil {
+			if err := openAndReadNewest(t, dir); err != nil {
 				t.Fatalf("intact store refused: %v", err)
 			}
-			s.Close()
 			c.damage(t, d)
-			_, err = openStore(t, dir)
-			expectCorrupt(t, err, c.file, c.what)
+			expectCorrupt(t, openAndReadNewest(t, dir), c.file, c.what)
 		})
 	}
 }

@@ -1,9 +1,11 @@
 package persistence
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"hash/crc64"
 	"io"
 	"os"
@@ -15,8 +17,9 @@ import (
 )
 
 // verify checks what a start would rely on: every log entry decodes and matches its
-// checksum; the newest snapshot's state matches the CRC-64 in its meta.json; every
-// snapshot's meta.json is readable; and the log continues where that snapshot ends.
+// checksum; every snapshot's meta.json is readable; and the log continues where the
+// newest snapshot ends. The newest snapshot's state is checked as it is restored (see
+// OpenNewestSnapshot), so a start reads it once.
 func (s *Store) verify() (err error) {
 	defer func() {
 		if r := recover(); r != nil { // bbolt panics on some damaged pages
@@ -26,11 +29,6 @@ func (s *Store) verify() (err error) {
 	snaps, err := snapshotMetas(SnapshotDir(s.Dir))
 	if err != nil {
 		return err
-	}
-	if len(snaps) > 0 {
-		if err := checkSnapshotState(SnapshotDir(s.Dir), snaps[0]); err != nil {
-			return err
-		}
 	}
 	first, err := s.Log.FirstIndex()
 	if err != nil {
@@ -111,24 +109,56 @@ func snapshotMetas(dir string) ([]*snapshotMeta, error) {
 	return out, nil
 }
 
-// checkSnapshotState compares state.bin with the size and CRC-64 in meta.json.
-func checkSnapshotState(dir string, m *snapshotMeta) error {
-	path := filepath.Join(dir, m.dir, "state.bin")
+// SnapshotReader reads a snapshot's state.bin, hashing what it reads; Verify then checks
+// the size and CRC-64 against meta.json.
+type SnapshotReader struct {
+	Meta raft.SnapshotMeta
+	path string
+	f    *os.File
+	br   *bufio.Reader
+	h    hash.Hash64
+	n    int64
+	want []byte
+}
+
+// OpenNewestSnapshot opens the newest snapshot (the one raft starts from), or returns
+// nil if there is none.
+func (s *Store) OpenNewestSnapshot() (*SnapshotReader, error) {
+	snaps, err := snapshotMetas(SnapshotDir(s.Dir))
+	if err != nil || len(snaps) == 0 {
+		return nil, err
+	}
+	m := snaps[0]
+	path := filepath.Join(SnapshotDir(s.Dir), m.dir, "state.bin")
 	f, err := os.Open(path)
 	if err != nil {
-		return &CorruptError{Path: path, What: err.Error()}
+		return nil, &CorruptError{Path: path, What: err.Error()}
 	}
-	defer f.Close()
-	h := crc64.New(crc64.MakeTable(crc64.ECMA))
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return &CorruptError{Path: path, What: err.Error()}
+	return &SnapshotReader{Meta: m.SnapshotMeta, path: path, f: f, br: bufio.NewReaderSize(f, 1<<20),
+		h: crc64.New(crc64.MakeTable(crc64.ECMA)), want: m.CRC}, nil
+}
+
+func (r *SnapshotReader) Read(p []byte) (int, error) {
+	n, err := r.br.Read(p)
+	r.h.Write(p[:n])
+	r.n += int64(n)
+	return n, err
+}
+
+// Verify reads what is left and compares size and CRC-64 with meta.json; call it after
+// the state was read, and do not use that state if it fails.
+func (r *SnapshotReader) Verify() error {
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return &CorruptError{Path: r.path, What: err.Error()}
 	}
-	if n != m.Size {
-		return &CorruptError{Path: path, What: fmt.Sprintf("%d bytes, meta.json says %d (torn write)", n, m.Size)}
+	if r.n != r.Meta.Size {
+		return &CorruptError{Path: r.path, What: fmt.Sprintf("%d bytes, meta.json says %d (torn write)", r.n, r.Meta.Size)}
 	}
-	if !bytes.Equal(h.Sum(nil), m.CRC) {
-		return &CorruptError{Path: path, What: fmt.Sprintf("CRC-64 %x, meta.json says %x", h.Sum(nil), m.CRC)}
+	if got := r.h.Sum(nil); !bytes.Equal(got, r.want) {
+		return &CorruptError{Path: r.path, What: fmt.Sprintf("CRC-64 %x, meta.json says %x", got, r.want)}
 	}
 	return nil
 }
+
+// Close closes the file.
+func (r *SnapshotReader) Close() error { return r.f.Close() }

@@ -193,6 +193,17 @@ func Open(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("quorum: bootstrap: %w", err)
 		}
 	}
+	// The FSM starts from the newest snapshot, read once and checked against its CRC as it
+	// is read, instead of by raft (which would read it twice and, were it damaged, fall
+	// back to an older snapshot without saying so).
+	rc.NoSnapshotRestoreOnStart = true
+	if err := restoreNewest(store, fsm); err != nil {
+		if c, ok := trans.(io.Closer); ok {
+			c.Close()
+		}
+		store.Close()
+		return nil, err
+	}
 	r, err := raft.NewRaft(rc, fsm, logs, store.Stable, snaps, trans)
 	if err != nil {
 		if c, ok := trans.(io.Closer); ok {
@@ -412,6 +423,24 @@ func (n *Node) watchLeadership() {
 			}
 		}
 	}
+}
+
+// restoreNewest loads the newest snapshot into fsm, if there is one; a snapshot that does
+// not match its meta.json, or does not decode, is a *persistence.CorruptError.
+func restoreNewest(store *persistence.Store, fsm *FSM) error {
+	snap, err := store.OpenNewestSnapshot()
+	if err != nil || snap == nil {
+		return err
+	}
+	defer snap.Close()
+	rerr := fsm.Restore(io.NopCloser(snap))
+	if err := snap.Verify(); err != nil {
+		return err
+	}
+	if rerr != nil {
+		return &persistence.CorruptError{Path: store.Dir + "/snapshots/" + snap.Meta.ID + "/state.bin", What: rerr.Error()}
+	}
+	return nil
 }
 
 // TakeSnapshot writes a snapshot of the state now and compacts the log behind it

@@ -85,19 +85,14 @@ func LoadOffline(dir string, opts datatree.Options) (*persistence.State, error) 
 	defer store.Close()
 	fsm := NewFSM(opts)
 	var from uint64
-	snaps, err := store.Snapshots.List()
-	if err != nil {
+	if snap, err := store.OpenNewestSnapshot(); err != nil {
 		return nil, err
-	}
-	if len(snaps) > 0 {
-		_, rc, err := store.Snapshots.Open(snaps[0].ID)
-		if err != nil {
-			return nil, fmt.Errorf("quorum: snapshot %s: %w", snaps[0].ID, err)
+	} else if snap != nil {
+		from = snap.Meta.Index
+		snap.Close()
+		if err := restoreNewest(store, fsm); err != nil {
+			return nil, err
 		}
-		if err := fsm.Restore(rc); err != nil {
-			return nil, fmt.Errorf("quorum: snapshot %s: %w", snaps[0].ID, err)
-		}
-		from = snaps[0].Index
 	}
 	last, err := store.Log.LastIndex()
 	if err != nil {
