@@ -52,9 +52,10 @@ verify-layers:
 # zkraft vs Apache ZooKeeper 3.8, same machine, same run.
 bench: deps build
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s
+	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
 
-# Storage with large trees: load, RSS, the longest write during snapshots, snapshot size,
-# restart after kill -9; zkraft vs ZooKeeper 3.8 with 100k and 1M znodes.
+# Storage with large trees alone (make bench runs it after the workloads): load, RSS, the
+# longest write during snapshots, snapshot size, restart after kill -9; 100k and 1M znodes.
 bench-storage: deps build
 	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
 

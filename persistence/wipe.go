@@ -3,6 +3,7 @@ package persistence
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -36,4 +37,62 @@ func Wipe(dataDir string, now time.Time) (string, error) {
 		return "", fmt.Errorf("persistence: %w", err)
 	}
 	return to, nil
+}
+
+// BackupSnapshot copies the newest finished snapshot of the store in dataDir into
+// to/zkraft/snapshots/, which `zkraft restore --from to` then reads. It works while the
+// server runs: a snapshot directory is written under a .tmp name and never changed once
+// renamed. The backup holds the state as of that snapshot (snapCount entries at most
+// behind). It returns the snapshot's index.
+func BackupSnapshot(dataDir, to string) (uint64, error) {
+	snaps, err := snapshotMetas(SnapshotDir(StoreDir(dataDir)))
+	if err != nil {
+		return 0, err
+	}
+	if len(snaps) == 0 {
+		return 0, fmt.Errorf("persistence: no snapshot in %s yet", dataDir)
+	}
+	m := snaps[0]
+	from := filepath.Join(SnapshotDir(StoreDir(dataDir)), m.dir)
+	dest := filepath.Join(SnapshotDir(StoreDir(to)), m.dir)
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return 0, err
+	}
+	for _, name := range []string{"meta.json", "state.bin"} {
+		if err := copyFile(filepath.Join(from, name), filepath.Join(dest, name)); err != nil {
+			return 0, err
+		}
+	}
+	// The copy is checked as a start would check it.
+	sr := &Store{Dir: StoreDir(to)}
+	snap, err := sr.OpenNewestSnapshot()
+	if err != nil {
+		return 0, err
+	}
+	defer snap.Close()
+	if err := snap.Verify(); err != nil {
+		return 0, err
+	}
+	return m.Index, nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

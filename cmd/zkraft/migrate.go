@@ -174,3 +174,34 @@ func newRestoreCommand() *cobra.Command {
 	cmd.Flags().StringVar(&configPath, "config", "", "the new server's zoo.cfg (dataDir, server.N lines)")
 	return cmd
 }
+
+func newBackupCommand() *cobra.Command {
+	var to, configPath, dataDir string
+	cmd := &cobra.Command{
+		Use:   "backup --to DIR (--data-dir DIR | --config zoo.cfg)",
+		Short: "Copy a server's newest snapshot, while it runs, into a backup dir",
+		Long: "Copy the newest finished snapshot of a (running or stopped) server into DIR, checked\n" +
+			"against its CRC. The backup holds the state as of that snapshot; `zkraft restore --from DIR`\n" +
+			"seeds new servers from it. A copy of a stopped member's whole data dir also includes the\n" +
+			"log after the snapshot (docs/operations.md).",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if to == "" {
+				return errors.New("give --to")
+			}
+			cfg, err := serverConfig(configPath, dataDir)
+			if err != nil {
+				return err
+			}
+			index, err := persistence.BackupSnapshot(cfg.DataDir, to)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "backed up the snapshot at zxid 0x%x into %s\n", index, to)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&to, "to", "", "the backup dir (restore reads it with --from)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the server's data dir")
+	cmd.Flags().StringVar(&configPath, "config", "", "the server's zoo.cfg (for its dataDir)")
+	return cmd
+}

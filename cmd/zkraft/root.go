@@ -15,7 +15,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newStartCommand(), newVersionCommand(), newWipeCommand(), newSnapshotCommand(), newLogCommand(), newImportCommand(), newExportCommand(), newRestoreCommand())
+	root.AddCommand(newStartCommand(), newVersionCommand(), newWipeCommand(), newSnapshotCommand(), newLogCommand(), newImportCommand(), newExportCommand(), newRestoreCommand(), newBackupCommand())
 	return root
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,56 @@ func TestSnapshotAndLogTools(t *testing.T) {
 	}
 	if _, err := runRoot(t, "snapshot", "inspect", dir); err == nil {
 		t.Fatal("a snapshot was found after wipe")
+	}
+}
+
+// backup copies the newest snapshot of a running server; restore seeds a new data dir
+// from the copy, which holds the state as of that snapshot.
+func TestBackupOfARunningServer(t *testing.T) {
+	dir := t.TempDir()
+	cfg := server.DefaultConfig()
+	cfg.ClientPort, cfg.ClientPortAddress, cfg.DataDir = 0, "127.0.0.1", dir
+	s, err := server.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, _, err := zk.Connect([]string{s.Addr().String()}, 5*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < 20; i++ {
+		if _, err := c.Create(fmt.Sprintf("/b%02d", i), []byte("v"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/after", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	backup := t.TempDir()
+	out, err := runRoot(t, "backup", "--data-dir", dir, "--to", backup)
+	if err != nil || !strings.Contains(out, "backed up the snapshot") {
+		t.Fatalf("backup of a running server: %v %s", err, out)
+	}
+	if _, err := c.Create("/still-serving", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("the server stopped serving during the backup: %v", err)
+	}
+	restored := t.TempDir()
+	if out, err := runRoot(t, "restore", "--from", backup, "--data-dir", restored); err != nil {
+		t.Fatalf("restore: %v %s", err, out)
+	}
+	out, err = runRoot(t, "snapshot", "dump", "--json", restored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"path": "/b19"`) || strings.Contains(out, `"/after"`) {
+		t.Fatalf("restored backup: %s", out)
 	}
 }
