@@ -220,3 +220,36 @@ func TestGapBetweenSnapshotAndLogIsRefused(t *testing.T) {
 	_, err = openStore(t, dir)
 	expectCorrupt(t, err, "raft.db", "entries are missing")
 }
+
+// A snapshot a crash interrupted (its directory still named .tmp) is not a snapshot: the
+// store opens from the newest finished one.
+func TestInterruptedSnapshotIsIgnored(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, 1, 40)
+	snapshot(t, s, 30, []byte("finished state"))
+	s.Close()
+	tmp := filepath.Join(SnapshotDir(dir), "1-40-1795390000000.tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tmp, "state.bin"), []byte("half writ"), 0o644)
+	os.WriteFile(filepath.Join(tmp, "meta.json"), []byte("{\"Index\":"), 0o644)
+	s, err = openStore(t, dir)
+	if err != nil {
+		t.Fatalf("an interrupted snapshot stopped the start: %v", err)
+	}
+	defer s.Close()
+	snap, err := s.OpenNewestSnapshot()
+	if err != nil || snap == nil || snap.Meta.Index != 30 {
+		t.Fatalf("newest snapshot: %v %+v", err, snap)
+	}
+	defer snap.Close()
+	b, _ := io.ReadAll(snap)
+	if string(b) != "finished state" || snap.Verify() != nil {
+		t.Fatalf("read %q", b)
+	}
+}
