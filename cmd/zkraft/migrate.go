@@ -37,6 +37,19 @@ func serverConfig(configPath, dataDir string) (server.Config, error) {
 	return cfg, nil
 }
 
+// seed writes st as the first snapshot of cfg's new store and says what it did.
+func seed(cmd *cobra.Command, cfg server.Config, st *persistence.State, verb string) error {
+	qc := quorum.DefaultConfig(persistence.StoreDir(cfg.DataDir))
+	qc.Peers = cfg.Servers
+	qc.SnapshotRetain = cfg.SnapRetainCount
+	if err := quorum.Seed(qc, st); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s %d znodes and %d sessions up to zxid 0x%x into %s\n",
+		verb, st.Tree.NodeCount()-1, st.Sessions.Len(), st.Zxid, cfg.DataDir)
+	return nil
+}
+
 func newImportCommand() *cobra.Command {
 	var from, configPath, dataDir string
 	cmd := &cobra.Command{
@@ -63,15 +76,7 @@ func newImportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			qc := quorum.DefaultConfig(persistence.StoreDir(cfg.DataDir))
-			qc.Peers = cfg.Servers
-			qc.SnapshotRetain = cfg.SnapRetainCount
-			if err := quorum.Seed(qc, st); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "imported %d znodes and %d sessions up to zxid 0x%x into %s\n",
-				st.Tree.NodeCount()-1, st.Sessions.Len(), st.Zxid, cfg.DataDir)
-			return nil
+			return seed(cmd, cfg, st, "imported")
 		},
 	}
 	cmd.Flags().StringVar(&from, "from-zookeeper", "", "the ZooKeeper data dir (holding version-2/)")
@@ -158,15 +163,7 @@ func newRestoreCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			qc := quorum.DefaultConfig(persistence.StoreDir(cfg.DataDir))
-			qc.Peers = cfg.Servers
-			qc.SnapshotRetain = cfg.SnapRetainCount
-			if err := quorum.Seed(qc, st); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "restored %d znodes and %d sessions up to zxid 0x%x into %s\n",
-				st.Tree.NodeCount()-1, st.Sessions.Len(), st.Zxid, cfg.DataDir)
-			return nil
+			return seed(cmd, cfg, st, "restored")
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the backup: a copy of a stopped server's data dir")

@@ -13,6 +13,26 @@ import (
 	"github.com/zkraft/zkraft/server"
 )
 
+// startWithClient starts a standalone server on dir and connects go-zookeeper to it.
+func startWithClient(t *testing.T, dir string) (*server.Server, *zk.Conn) {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.ClientPort, cfg.ClientPortAddress, cfg.DataDir = 0, "127.0.0.1", dir
+	s, err := server.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c, _, err := zk.Connect([]string{s.Addr().String()}, 5*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
 func runRoot(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	root := newRootCommand()
@@ -28,20 +48,7 @@ func runRoot(t *testing.T, args ...string) (string, error) {
 // JSON) and log dump, then wipe moves the store aside.
 func TestSnapshotAndLogTools(t *testing.T) {
 	dir := t.TempDir()
-	cfg := server.DefaultConfig()
-	cfg.ClientPort, cfg.ClientPortAddress, cfg.DataDir = 0, "127.0.0.1", dir
-	s, err := server.New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, _, err := zk.Connect([]string{s.Addr().String()}, 5*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, c := startWithClient(t, dir)
 	for _, p := range []string{"/tool-a", "/tool-a/b", "/tool-c"} {
 		if _, err := c.Create(p, []byte("v"+p), 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
@@ -132,20 +139,7 @@ func TestSnapshotAndLogTools(t *testing.T) {
 // from the copy, which holds the state as of that snapshot.
 func TestBackupOfARunningServer(t *testing.T) {
 	dir := t.TempDir()
-	cfg := server.DefaultConfig()
-	cfg.ClientPort, cfg.ClientPortAddress, cfg.DataDir = 0, "127.0.0.1", dir
-	s, err := server.New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, _, err := zk.Connect([]string{s.Addr().String()}, 5*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, c := startWithClient(t, dir)
 	defer c.Close()
 	for i := 0; i < 20; i++ {
 		if _, err := c.Create(fmt.Sprintf("/b%02d", i), []byte("v"), 0, zk.WorldACL(zk.PermAll)); err != nil {
