@@ -443,6 +443,26 @@ func restoreNewest(store *persistence.Store, fsm *FSM) error {
 	return nil
 }
 
+// HandOver passes leadership to another voter and waits (up to timeout) until it leads,
+// so stopping this server does not leave the cluster leaderless for an election
+// timeout. It does nothing on a follower or a standalone server.
+func (n *Node) HandOver(timeout time.Duration) error {
+	if len(n.cfg.Peers) == 0 || n.raft.State() != raft.Leader {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.raft.LeadershipTransfer().Error() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("quorum: leadership transfer: %w", err)
+		}
+		return nil
+	case <-time.After(timeout):
+		return errors.New("quorum: leadership transfer timed out")
+	}
+}
+
 // TakeSnapshot writes a snapshot of the state now and compacts the log behind it
 // (keeping the trailing entries followers may still need).
 func (n *Node) TakeSnapshot() error {

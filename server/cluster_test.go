@@ -552,3 +552,41 @@ func TestClusterReconfigDisabled(t *testing.T) {
 		t.Fatalf("reconfig: %d, want ReconfigDisabled", h.Err)
 	}
 }
+
+// SIGTERM's Shutdown on the leader hands leadership over first: a new leader is there at
+// once and a client of a follower goes on writing on the same connection.
+func TestShutdownHandsLeadershipOver(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	old := tc.leader()
+	f := (old + 1) % 3
+	c := dial(t, tc.addr(f))
+	c.connect(0, nil)
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/before", Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("create: %d", h.Err)
+	}
+	// The hand-over Shutdown starts with: when it returns, this member no longer leads.
+	if err := tc.servers[old].node.HandOver(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if tc.servers[old].node.IsLeader() {
+		t.Fatal("still the leader after handing over")
+	}
+	if err := tc.servers[old].Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	tc.servers[old] = nil
+	leader := -1
+	for deadline := time.Now().Add(time.Second); leader < 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for i, s := range tc.servers {
+			if s != nil && s.node.IsLeader() {
+				leader = i
+			}
+		}
+	}
+	if leader < 0 {
+		t.Fatal("no leader within a second of the old one's shutdown")
+	}
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/after", Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("create after the hand-over: %d", h.Err)
+	}
+}

@@ -109,6 +109,21 @@ func (s *Server) Start() error {
 	return nil
 }
 
+// Shutdown stops the server the way SIGTERM should: a leader first hands leadership to
+// another member (so the cluster does not wait out an election), then the clients are
+// disconnected (they move to other members, as from a ZooKeeper that stops) and the
+// store is closed.
+func (s *Server) Shutdown() error {
+	if s.node != nil && s.node.IsClustered() && s.node.IsLeader() {
+		if err := s.node.HandOver(5 * time.Second); err != nil {
+			s.log.Warn("stopping without handing leadership over", "err", err)
+		} else {
+			s.log.Info("handed leadership over before stopping")
+		}
+	}
+	return s.Close()
+}
+
 // Snapshot writes a snapshot of the state now (and compacts the log behind it).
 func (s *Server) Snapshot() error { return s.node.TakeSnapshot() }
 

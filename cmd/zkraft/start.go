@@ -49,7 +49,7 @@ func newStartCommand() *cobra.Command {
 			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 			s := <-sig
 			log.Info("shutting down", "signal", s.String())
-			return srv.Close()
+			return srv.Shutdown()
 		},
 	}
 	f := cmd.Flags()
