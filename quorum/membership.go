@@ -57,8 +57,8 @@ func isPort(s string) bool {
 	return err == nil && n >= 1 && n <= 65535
 }
 
-// spec is the peer in ZooKeeper's dynamic configuration form (QuorumServer.toString).
-func (p Peer) spec() string {
+// Spec is the peer in ZooKeeper's dynamic configuration form (QuorumServer.toString).
+func (p Peer) Spec() string {
 	host, peerPort, _ := net.SplitHostPort(p.PeerAddr)
 	_, electionPort, _ := net.SplitHostPort(p.RaftAddr)
 	role := "participant"
@@ -83,7 +83,7 @@ type Membership struct {
 func (m Membership) String() string {
 	var b strings.Builder
 	for _, p := range m.Peers {
-		fmt.Fprintf(&b, "server.%s=%s\n", p.ID, p.spec())
+		fmt.Fprintf(&b, "server.%s=%s\n", p.ID, p.Spec())
 	}
 	fmt.Fprintf(&b, "version=%x", m.Version)
 	return b.String()

@@ -273,6 +273,16 @@ func (n *Node) HasLeader() bool {
 	return addr != ""
 }
 
+// LeaderID is the id of the member this one knows to lead.
+func (n *Node) LeaderID() (string, bool) {
+	_, id := n.raft.LeaderWithID()
+	return string(id), id != ""
+}
+
+// Peer is the member with id, by the current membership (the configured one before the
+// first leader wrote it).
+func (n *Node) Peer(id string) (Peer, bool) { return n.peer(id) }
+
 // ID is this member's id (ZooKeeper's myid); empty in standalone. Entries a client asks
 // for carry it as their Origin.
 func (n *Node) ID() string { return n.cfg.ID }

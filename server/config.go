@@ -37,6 +37,20 @@ type Config struct {
 	// ReconfigEnabled lets a super user (or one with WRITE on /zookeeper/config) change
 	// a cluster's membership with reconfig (reconfigEnabled, off by default as in 3.8).
 	ReconfigEnabled bool
+	// AdminEnabled (admin.enableServer) serves ZooKeeper's AdminServer commands at
+	// AdminHost:AdminPort (admin.serverAddress, admin.serverPort) /commands/<name> as
+	// JSON, and /healthz and /ready. MetricsPort (metricsProvider.httpPort), if not 0,
+	// serves Prometheus metrics at MetricsHost:MetricsPort/metrics. Both are off in
+	// DefaultConfig; the zkraft command turns the admin server on at :8080 as ZooKeeper
+	// does.
+	AdminEnabled bool
+	AdminHost    string
+	AdminPort    int
+	MetricsHost  string
+	MetricsPort  int
+	// InitialConfiguration is the zoo.cfg text the server was started with, for the
+	// initial_configuration admin command.
+	InitialConfiguration string
 
 	// ServerID (myid) and Servers (the server.N lines) make this server a cluster
 	// member; no Servers: standalone.

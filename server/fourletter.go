@@ -187,6 +187,24 @@ func (s *Server) writeEnvi(b *strings.Builder) {
 }
 
 func (s *Server) writeMntr(b *strings.Builder) {
+	for _, m := range s.monitor() {
+		v := m.value
+		if f, ok := v.(float64); ok {
+			v = javaDouble(f)
+		}
+		fmt.Fprintf(b, "zk_%s\t%v\n", m.name, v)
+	}
+}
+
+// metric is one of mntr's values, named as ZooKeeper names it (without zk_).
+type metric struct {
+	name  string
+	value any
+}
+
+// monitor is what mntr reports, in its order; the admin server's monitor and the
+// Prometheus metrics report the same values.
+func (s *Server) monitor() []metric {
 	min, avg, max := s.stats.latency()
 	_, _, watches := s.node.FSM.Watches.Stats()
 	var nodes, ephemerals, sessions int
@@ -199,7 +217,8 @@ func (s *Server) writeMntr(b *strings.Builder) {
 		}
 		dataSize = t.ApproximateDataSize()
 	})
-	kv := func(k string, v any) { fmt.Fprintf(b, "zk_%s\t%v\n", k, v) }
+	var out []metric
+	kv := func(k string, v any) { out = append(out, metric{k, v}) }
 	kv("version", Version+", built on "+buildDate)
 	kv("server_state", s.node.Mode())
 	if s.node.IsClustered() {
@@ -221,7 +240,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv("num_alive_connections", len(s.connList()))
 	kv("packets_received", s.stats.received.Load())
 	kv("packets_sent", s.stats.sent.Load())
-	kv("avg_latency", javaDouble(avg))
+	kv("avg_latency", avg)
 	kv("max_latency", max)
 	kv("min_latency", min)
 	kv("uptime", time.Since(s.start).Milliseconds())
@@ -231,6 +250,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv("connection_rejected", s.stats.rejected.Load())
 	kv("open_file_descriptor_count", openFDs())
 	kv("max_file_descriptor_count", maxFDs())
+	return out
 }
 
 // peerState is ZooKeeper's zk_peer_state of a member that serves.

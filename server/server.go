@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ type Server struct {
 	log   *slog.Logger
 	node  *quorum.Node
 	ln    net.Listener
+	https []*http.Server // the admin and metrics listeners (admin.go)
 	start time.Time
 	idMu  sync.Mutex
 	ids   *session.IDGenerator
@@ -99,6 +101,14 @@ func (s *Server) Start() error {
 	}
 	s.ln = ln
 	s.start = time.Now()
+	if err := s.startAdmin(); err != nil {
+		ln.Close()
+		node.Close()
+		s.mu.Lock()
+		s.node = nil
+		s.mu.Unlock()
+		return err
+	}
 	s.wg.Add(1)
 	go s.acceptLoop()
 	if node.IsClustered() {
@@ -301,6 +311,9 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	if s.ln != nil {
 		s.ln.Close()
+	}
+	for _, hs := range s.https {
+		hs.Close()
 	}
 	for _, c := range conns {
 		c.close("server shutting down")

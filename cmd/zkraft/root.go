@@ -15,7 +15,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newStartCommand(), newVersionCommand(), newWipeCommand(), newSnapshotCommand(), newLogCommand(), newImportCommand(), newExportCommand(), newRestoreCommand(), newBackupCommand())
+	root.AddCommand(newStartCommand(), newVersionCommand(), newWipeCommand(), newSnapshotCommand(), newLogCommand(), newImportCommand(), newExportCommand(), newRestoreCommand(), newBackupCommand(), newHealthcheckCommand())
 	return root
 }
 

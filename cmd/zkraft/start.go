@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -87,6 +88,8 @@ func applyFlags(cmd *cobra.Command, cfg, flags *server.Config) {
 // ZOO_SERVERS), then the flags the user set; a cluster member without an id reads myid.
 func loadConfig(cmd *cobra.Command, configPath string, getenv func(string) string, flagCfg *server.Config, servers []string) (server.Config, []string, error) {
 	cfg := server.DefaultConfig()
+	// As ZooKeeper 3.8: the AdminServer is on, on port 8080 of every address.
+	cfg.AdminEnabled, cfg.AdminPort = true, 8080
 	warnings, err := applyEnv(getenv, &cfg)
 	if err != nil {
 		return cfg, warnings, err
@@ -94,12 +97,12 @@ func loadConfig(cmd *cobra.Command, configPath string, getenv func(string) strin
 	if configPath != "" {
 		envServers := cfg.Servers
 		cfg.Servers = nil
-		f, err := os.Open(configPath)
+		text, err := os.ReadFile(configPath)
 		if err != nil {
 			return cfg, warnings, err
 		}
-		more, err := parseZooCfg(f, &cfg)
-		f.Close()
+		cfg.InitialConfiguration = string(text)
+		more, err := parseZooCfg(strings.NewReader(string(text)), &cfg)
 		warnings = append(warnings, more...)
 		if err != nil {
 			return cfg, warnings, fmt.Errorf("%s: %v", configPath, err)

@@ -43,6 +43,11 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"autopurge.snapRetainCount":                          intKey(func(c *server.Config, n int) { c.SnapRetainCount = n }),
 	"DigestAuthenticationProvider.superDigest":           func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
 	"zookeeper.DigestAuthenticationProvider.superDigest": func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
+	"admin.enableServer":                                 boolKey(func(c *server.Config, b bool) { c.AdminEnabled = b }),
+	"admin.serverAddress":                                func(c *server.Config, v string) error { c.AdminHost = v; return nil },
+	"admin.serverPort":                                   intKey(func(c *server.Config, n int) { c.AdminPort = n }),
+	"metricsProvider.httpPort":                           intKey(func(c *server.Config, n int) { c.MetricsPort = n }),
+	"metricsProvider.httpHost":                           func(c *server.Config, v string) error { c.MetricsHost = v; return nil },
 }
 
 // ignoredKeys are accepted without effect in standalone mode; a warning says so.
@@ -50,11 +55,10 @@ var ignoredKeys = map[string]string{
 	"initLimit":                 "zkraft's Raft timing follows tickTime",
 	"syncLimit":                 "zkraft's Raft timing follows tickTime",
 	"autopurge.purgeInterval":   "zkraft compacts its log behind snapshots on its own",
-	"admin.enableServer":        "zkraft has no admin server yet",
-	"admin.serverPort":          "zkraft has no admin server yet",
+	"admin.commandURL":          "zkraft's commands are at /commands",
 	"standaloneEnabled":         "zkraft always runs standalone when no servers are listed",
 	"preAllocSize":              "not needed by zkraft's log",
-	"metricsProvider.className": "zkraft has no metrics endpoint yet",
+	"metricsProvider.className": "zkraft serves Prometheus metrics when metricsProvider.httpPort is set",
 }
 
 func intKey(set func(*server.Config, int)) func(*server.Config, string) error {

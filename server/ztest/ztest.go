@@ -65,9 +65,18 @@ func Available() error {
 // FreePort returns a loopback port nobody listens on now. It picks below Linux's
 // ephemeral range (32768 and up), so the port is not taken meanwhile as the local end of
 // some outgoing connection, as a port the kernel handed out could be.
+// A port is handed out once per process, so ports taken for servers that have not bound
+// them yet are not handed out again.
 func FreePort() (int, error) {
 	for i := 0; i < 200; i++ {
 		port := 20000 + rand.IntN(12000)
+		portsMu.Lock()
+		taken := handedOut[port]
+		handedOut[port] = true
+		portsMu.Unlock()
+		if taken {
+			continue
+		}
 		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			l.Close()
 			return port, nil
@@ -82,6 +91,9 @@ func FreePort() (int, error) {
 }
 
 var (
+	portsMu   sync.Mutex
+	handedOut = map[int]bool{}
+
 	buildOnce sync.Once
 	built     string
 	buildErr  error
@@ -147,6 +159,7 @@ func baseConfig(dataDir string, port int) map[string]string {
 		"clientPort":             fmt.Sprint(port),
 		"clientPortAddress":      "127.0.0.1",
 		"4lw.commands.whitelist": "*",
+		"admin.enableServer":     "false",
 	}
 }
 

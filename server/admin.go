@@ -1,0 +1,341 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/session"
+)
+
+// The AdminServer: ZooKeeper's commands over HTTP as JSON (each answer carries "command"
+// and "error", as ZooKeeper's Jetty AdminServer's do), at /commands/<name> or a
+// four-letter alias, and probes for orchestrators: /healthz (the process answers) and
+// /ready (this server serves: it has a leader and has applied what it learned is
+// committed).
+
+// adminCommand answers one command; aliases are ZooKeeper's.
+type adminCommand struct {
+	names []string // primary first
+	run   func(s *Server) map[string]any
+}
+
+var adminCommands = []adminCommand{
+	{[]string{"ruok"}, func(s *Server) map[string]any { return map[string]any{} }},
+	{[]string{"stats", "stat"}, func(s *Server) map[string]any { return s.adminStats(true) }},
+	{[]string{"server_stats", "srvr"}, func(s *Server) map[string]any { return s.adminStats(false) }},
+	{[]string{"monitor", "mntr"}, func(s *Server) map[string]any { return s.adminMonitor() }},
+	{[]string{"configuration", "conf", "config"}, (*Server).adminConf},
+	{[]string{"connections", "cons"}, func(s *Server) map[string]any {
+		return map[string]any{"connections": s.adminConns(), "secure_connections": []any{}}
+	}},
+	{[]string{"environment", "envi", "env"}, (*Server).adminEnvi},
+	{[]string{"is_read_only", "isro"}, func(s *Server) map[string]any { return map[string]any{"read_only": false} }},
+	{[]string{"dump"}, (*Server).adminDump},
+	{[]string{"watch_summary", "wchs"}, func(s *Server) map[string]any {
+		watchers, paths, watches := s.node.FSM.Watches.Stats()
+		return map[string]any{"num_connections": watchers, "num_paths": paths, "num_total_watches": watches}
+	}},
+	{[]string{"watches", "wchc"}, (*Server).adminWatches},
+	{[]string{"watches_by_path", "wchp"}, (*Server).adminWatchesByPath},
+	{[]string{"dirs"}, func(s *Server) map[string]any {
+		return map[string]any{"datadir_size": dirSize(s.cfg.DataDir), "logdir_size": dirSize(s.logDir())}
+	}},
+	{[]string{"leader", "lead"}, (*Server).adminLeader},
+	{[]string{"voting_view"}, (*Server).adminVotingView},
+	{[]string{"observers", "obsr"}, func(s *Server) map[string]any {
+		_, observers := s.node.Learners()
+		return map[string]any{"synced_observers": observers, "observers": []any{}}
+	}},
+	{[]string{"last_snapshot", "lsnp"}, (*Server).adminLastSnapshot},
+	{[]string{"initial_configuration", "icfg"}, func(s *Server) map[string]any {
+		return map[string]any{"initial_configuration": s.cfg.InitialConfiguration}
+	}},
+	{[]string{"zabstate"}, func(s *Server) map[string]any {
+		state := ""
+		if s.node.IsClustered() && s.node.HasLeader() {
+			state = "broadcast"
+		}
+		return map[string]any{"voting": s.node.IsClustered() && s.node.Mode() != "observer", "zabstate": state}
+	}},
+	{[]string{"hash"}, func(s *Server) map[string]any {
+		var d uint64
+		s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { d = t.Digest() })
+		return map[string]any{"digests": []any{map[string]any{"zxid": s.node.FSM.LastZxid(), "digest": d}}}
+	}},
+	{[]string{"stat_reset", "srst"}, func(s *Server) map[string]any { s.stats.reset(); return map[string]any{} }},
+	{[]string{"connection_stat_reset", "crst"}, func(s *Server) map[string]any {
+		for _, c := range s.connList() {
+			c.recv.Store(0)
+			c.sent.Store(0)
+		}
+		return map[string]any{}
+	}},
+}
+
+func (s *Server) adminHandler() http.Handler {
+	byName := map[string]adminCommand{}
+	for _, c := range adminCommands {
+		for _, n := range c.names {
+			if _, ok := byName[n]; !ok {
+				byName[n] = c
+			}
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/commands", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		for _, c := range adminCommands {
+			fmt.Fprintf(w, "<a href=\"/commands/%s\">%s</a>\n<br/>\n", c.names[0], c.names[0])
+		}
+	})
+	mux.HandleFunc("/commands/", func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/commands/")
+		cmd, ok := byName[name]
+		w.Header().Set("Content-Type", "application/json")
+		var out map[string]any
+		switch {
+		case !ok:
+			w.WriteHeader(http.StatusNotFound)
+			out = map[string]any{"command": name, "error": "Unknown command: " + name}
+		case !s.serving() && name != "ruok" && name != "environment" && name != "envi" && name != "configuration" && name != "conf":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			out = map[string]any{"command": cmd.names[0], "error": "This ZooKeeper instance is not currently serving requests"}
+		default:
+			out = cmd.run(s)
+			out["command"] = cmd.names[0]
+			if _, set := out["error"]; !set {
+				out["error"] = nil
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
+		if why := s.notReady(); why != "" {
+			http.Error(w, why, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	return mux
+}
+
+// serving reports whether the server answers clients: standalone, or a member that
+// knows a leader.
+func (s *Server) serving() bool { return !s.node.IsClustered() || s.node.HasLeader() }
+
+// notReady says why this server should not get traffic yet, or "" when it should: it
+// serves, and it has applied everything it knows to be committed (within a few entries).
+func (s *Server) notReady() string {
+	if !s.serving() {
+		return "no leader: not in a quorum"
+	}
+	st := s.node.Stats()
+	commit, _ := strconv.ParseUint(st["commit_index"], 10, 64)
+	applied, _ := strconv.ParseUint(st["applied_index"], 10, 64)
+	if commit > applied+100 {
+		return fmt.Sprintf("catching up: applied %d of %d", applied, commit)
+	}
+	return ""
+}
+
+func (s *Server) logDir() string {
+	if s.cfg.DataLogDir != "" {
+		return s.cfg.DataLogDir
+	}
+	return s.cfg.DataDir
+}
+
+func (s *Server) adminStats(withConns bool) map[string]any {
+	min, avg, max := s.stats.latency()
+	buffers := map[string]any{"last_buffer_size": -1, "min_buffer_size": -1, "max_buffer_size": -1}
+	out := map[string]any{
+		"version":   Version + ", built on " + buildDate,
+		"read_only": false,
+		"server_stats": map[string]any{
+			"packets_sent": s.stats.sent.Load(), "packets_received": s.stats.received.Load(),
+			"fsync_threshold_exceed_count": 0, "client_response_stats": buffers,
+			"uptime": time.Since(s.start).Milliseconds(), "data_dir_size": dirSize(s.cfg.DataDir),
+			"log_dir_size": dirSize(s.logDir()), "provider_null": false, "server_state": s.node.Mode(),
+			"last_processed_zxid": s.node.FSM.LastZxid(), "outstanding_requests": s.outstanding(),
+			"avg_latency": avg, "max_latency": max, "min_latency": min,
+			"num_alive_client_connections": len(s.connList()), "auth_failed_count": s.stats.authFailed.Load(),
+			"non_mtlsremote_conn_count": 0, "non_mtlslocal_conn_count": 0,
+		},
+		"client_response": buffers,
+		"node_count":      s.nodeCount(),
+	}
+	if withConns {
+		out["connections"] = s.adminConns()
+		out["secure_connections"] = []any{}
+	}
+	return out
+}
+
+// adminMonitor is mntr as JSON: the same keys without the zk_ prefix.
+func (s *Server) adminMonitor() map[string]any {
+	out := map[string]any{}
+	for _, m := range s.monitor() {
+		out[m.name] = m.value
+	}
+	return out
+}
+
+func (s *Server) adminConf() map[string]any {
+	dir, _ := filepath.Abs(s.cfg.DataDir)
+	logDir, _ := filepath.Abs(s.logDir())
+	return map[string]any{"client_port": s.cfg.ClientPort, "data_dir": dir, "data_log_dir": logDir,
+		"tick_time": s.cfg.TickTime.Milliseconds(), "max_client_cnxns": s.cfg.MaxClientCnxns,
+		"min_session_timeout": s.cfg.MinTimeout().Milliseconds(), "max_session_timeout": s.cfg.MaxTimeout().Milliseconds(),
+		"server_id": s.cfg.ServerID, "client_port_listen_backlog": -1}
+}
+
+func (s *Server) adminConns() []any {
+	out := []any{}
+	for _, c := range s.connList() {
+		out = append(out, map[string]any{
+			"remote_socket_address": c.nc.RemoteAddr().String(), "interest_ops": 1,
+			"outstanding_requests": len(c.pending), "packets_received": c.recv.Load(), "packets_sent": c.sent.Load(),
+			"session_id": fmt.Sprintf("0x%x", c.sessionID()), "session_timeout": c.timeout,
+			"established": c.started.UTC().Format(time.RFC3339),
+		})
+	}
+	return out
+}
+
+func (s *Server) adminEnvi() map[string]any {
+	host, _ := os.Hostname()
+	wd, _ := os.Getwd()
+	return map[string]any{"zookeeper.version": Version + ", built on " + buildDate, "host.name": host,
+		"go.version": runtime.Version(), "os.name": runtime.GOOS, "os.arch": runtime.GOARCH,
+		"user.dir": wd, "os.memory.total": 0, "os.memory.max": 0, "os.memory.free": 0}
+}
+
+func (s *Server) adminDump() map[string]any {
+	var eph map[int64][]string
+	var sessions []session.Session
+	s.node.FSM.Read(func(t *datatree.Tree, st *session.Table) {
+		eph = t.EphemeralSessions()
+		sessions = st.All()
+	})
+	byExpiry := map[string]any{}
+	if len(sessions) > 0 {
+		ids := []any{}
+		for _, ss := range sessions {
+			ids = append(ids, ss.ID)
+		}
+		byExpiry["0"] = ids // zkraft keeps deadlines on the leader only
+	}
+	ephemerals := map[string]any{}
+	for id, paths := range eph {
+		sort.Strings(paths)
+		ephemerals[strconv.FormatInt(id, 10)] = paths
+	}
+	return map[string]any{"expiry_time_to_session_ids": byExpiry, "session_id_to_ephemeral_paths": ephemerals}
+}
+
+func (s *Server) adminWatches() map[string]any {
+	out := map[string]any{}
+	for _, c := range s.connList() {
+		if paths := s.node.FSM.Watches.PathsOf(c); len(paths) > 0 {
+			out[strconv.FormatInt(c.sessionID(), 10)] = paths
+		}
+	}
+	return map[string]any{"session_id_to_watched_paths": out}
+}
+
+func (s *Server) adminWatchesByPath() map[string]any {
+	out := map[string]any{}
+	reg := s.node.FSM.Watches
+	for _, p := range reg.WatchedPaths() {
+		ids := []int64{}
+		for _, w := range reg.Watchers(p) {
+			if c, ok := w.(*conn); ok {
+				ids = append(ids, c.sessionID())
+			}
+		}
+		out[p] = ids
+	}
+	return map[string]any{"path_to_session_ids": out}
+}
+
+func (s *Server) adminLeader() map[string]any {
+	if !s.node.IsClustered() {
+		return map[string]any{"error": "server is not initialized"}
+	}
+	out := map[string]any{"is_leader": s.node.IsLeader()}
+	if id, ok := s.node.LeaderID(); ok {
+		out["leader_id"], _ = strconv.Atoi(id)
+		if p, ok := s.node.Peer(id); ok {
+			out["leader_ip"], _, _ = net.SplitHostPort(p.PeerAddr)
+		}
+	}
+	return out
+}
+
+func (s *Server) adminVotingView() map[string]any {
+	view := map[string]any{}
+	if m, ok := s.node.FSM.Members(); ok {
+		for _, p := range m.Peers {
+			if !p.Observer {
+				view[p.ID] = p.Spec()
+			}
+		}
+	}
+	return map[string]any{"current_config": view}
+}
+
+func (s *Server) adminLastSnapshot() map[string]any {
+	st := s.node.Stats()
+	idx, _ := strconv.ParseInt(st["last_snapshot_index"], 10, 64)
+	return map[string]any{"zxid": fmt.Sprintf("%x", idx), "timestamp": time.Now().Unix()}
+}
+
+// startAdmin starts the admin and metrics listeners the config asks for.
+func (s *Server) startAdmin() error {
+	serve := func(addr string, h http.Handler) (*http.Server, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Warn("http listener stopped", "addr", addr, "err", err)
+			}
+		}()
+		return hs, nil
+	}
+	if s.cfg.AdminEnabled {
+		addr := net.JoinHostPort(s.cfg.AdminHost, strconv.Itoa(s.cfg.AdminPort))
+		hs, err := serve(addr, s.adminHandler())
+		if err != nil {
+			return fmt.Errorf("admin server on %s: %w", addr, err)
+		}
+		s.https = append(s.https, hs)
+	}
+	if s.cfg.MetricsPort != 0 {
+		addr := net.JoinHostPort(s.cfg.MetricsHost, strconv.Itoa(s.cfg.MetricsPort))
+		mux := http.NewServeMux()
+		mux.HandleFunc("/metrics", s.writeMetrics)
+		hs, err := serve(addr, mux)
+		if err != nil {
+			return fmt.Errorf("metrics on %s: %w", addr, err)
+		}
+		s.https = append(s.https, hs)
+	}
+	return nil
+}

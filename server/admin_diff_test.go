@@ -1,0 +1,178 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/server/ztest"
+)
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func jsonKeys(t *testing.T, body string) (map[string]any, []string) {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, body)
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return m, keys
+}
+
+// The AdminServer answers ZooKeeper 3.8's commands with the same JSON shapes (the same
+// keys; nested ones too for stats), and monitor's keys are a subset of ZooKeeper's.
+func TestAdminServerMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	answers := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
+		port, err := ztest.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
+			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		out := map[string]string{}
+		for _, c := range adminDiffCommands {
+			code, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/%s", port, c))
+			if code != http.StatusOK {
+				t.Fatalf("%s /commands/%s: %d %s", s.Name, c, code, body)
+			}
+			out[c] = body
+		}
+		return out
+	}
+	zk, us := answers(ztest.StartZooKeeper), answers(ztest.StartZkraft)
+	for _, c := range adminDiffCommands {
+		zm, zkeys := jsonKeys(t, zk[c])
+		um, ukeys := jsonKeys(t, us[c])
+		switch c {
+		case "monitor", "mntr":
+			have := map[string]bool{}
+			for _, k := range zkeys {
+				have[k] = true
+			}
+			for _, k := range ukeys {
+				if !have[k] {
+					t.Errorf("monitor: zkraft key %q is not ZooKeeper's", k)
+				}
+			}
+			for _, k := range []string{"znode_count", "watch_count", "outstanding_requests", "avg_latency", "packets_sent", "num_alive_connections", "ephemerals_count", "approximate_data_size", "server_state"} {
+				if _, ok := um[k]; !ok {
+					t.Errorf("monitor lacks %s", k)
+				}
+			}
+		case "environment", "envi":
+			for _, k := range []string{"zookeeper.version", "host.name", "os.name", "os.arch", "user.dir", "command", "error"} {
+				if _, ok := um[k]; !ok {
+					t.Errorf("environment lacks %s", k)
+				}
+			}
+		default:
+			if strings.Join(zkeys, ",") != strings.Join(ukeys, ",") {
+				t.Errorf("%s: keys %v, ZooKeeper's %v", c, ukeys, zkeys)
+			}
+		}
+		if c == "stats" {
+			_, zs := jsonKeys(t, mustJSON(t, zm["server_stats"]))
+			_, us := jsonKeys(t, mustJSON(t, um["server_stats"]))
+			if strings.Join(zs, ",") != strings.Join(us, ",") {
+				t.Errorf("stats.server_stats: keys %v, ZooKeeper's %v", us, zs)
+			}
+		}
+		if um["command"] != zm["command"] {
+			t.Errorf("%s: command %v, ZooKeeper's %v", c, um["command"], zm["command"])
+		}
+	}
+}
+
+// The commands compared; leader is left out (a standalone ZooKeeper answers it with an
+// error and no other keys, as zkraft does).
+var adminDiffCommands = []string{"ruok", "stats", "server_stats", "monitor", "configuration", "connections",
+	"environment", "is_read_only", "dump", "watch_summary", "watches", "watches_by_path", "dirs",
+	"voting_view", "observers", "last_snapshot", "initial_configuration", "zabstate", "srvr", "mntr", "conf", "cons", "wchs"}
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Probes and metrics: /healthz and /ready on a member, /ready failing on a member without
+// a leader; /metrics with ZooKeeper's metric names and Raft's.
+func TestReadinessAndMetrics(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) {
+		c.AdminEnabled, c.AdminHost, c.AdminPort = true, "127.0.0.1", mustFreePort(t)
+		c.MetricsHost, c.MetricsPort = "127.0.0.1", mustFreePort(t)
+	})
+	l := tc.leader()
+	admin := fmt.Sprintf("http://127.0.0.1:%d", tc.cfgs[l].AdminPort)
+	if code, body := httpGet(t, admin+"/healthz"); code != 200 {
+		t.Fatalf("healthz: %d %s", code, body)
+	}
+	if code, body := httpGet(t, admin+"/ready"); code != 200 {
+		t.Fatalf("ready on the leader: %d %s", code, body)
+	}
+	metrics := fmt.Sprintf("http://127.0.0.1:%d/metrics", tc.cfgs[l].MetricsPort)
+	code, body := httpGet(t, metrics)
+	// The followers' first heartbeats may still be on their way.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(body, "\nsynced_followers 2\n") && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		code, body = httpGet(t, metrics)
+	}
+	for _, want := range []string{"\nznode_count ", "\nwatch_count ", "\noutstanding_requests ", "\navg_latency ", "\npackets_sent ",
+		"\nnum_alive_connections ", "\nephemerals_count ", "\napproximate_data_size ", "\nquorum_size 3\n", "\nsynced_followers 2\n",
+		"\nraft_term ", "\nraft_commit_index ", "\nraft_applied_index ", "\nraft_last_snapshot_index ", "# TYPE znode_count gauge"} {
+		if code != 200 || !strings.Contains("\n"+body, want) {
+			t.Fatalf("metrics lack %q:\n%s", want, body)
+		}
+	}
+	// A member cut off from the others is not ready.
+	f := tc.follower()
+	tc.net.Isolate(fmt.Sprint(f + 1))
+	defer tc.net.Heal()
+	fadmin := fmt.Sprintf("http://127.0.0.1:%d", tc.cfgs[f].AdminPort)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if code, _ := httpGet(t, fadmin+"/ready"); code == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an isolated member stays ready")
+		}
+	}
+	if code, _ := httpGet(t, fadmin+"/healthz"); code != 200 {
+		t.Fatal("an isolated member is not live")
+	}
+}
+
+func mustFreePort(t *testing.T) int {
+	p, err := ztest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

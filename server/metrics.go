@@ -1,0 +1,65 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// writeMetrics serves Prometheus' text format: every numeric mntr value under ZooKeeper's
+// metric name (as ZooKeeper's PrometheusMetricsProvider names them), quorum_size, and
+// Raft's own figures (raft_term, raft_commit_index, raft_applied_index,
+// raft_last_snapshot_index, raft_last_log_index).
+func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	var b strings.Builder
+	gauge := func(name string, v float64, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n%s %s\n", name, help, name, name, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	for _, m := range s.monitor() {
+		var v float64
+		switch x := m.value.(type) {
+		case int:
+			v = float64(x)
+		case int32:
+			v = float64(x)
+		case int64:
+			v = float64(x)
+		case uint64:
+			v = float64(x)
+		case float64:
+			v = x
+		default:
+			continue // version, server_state, peer_state
+		}
+		gauge(m.name, v, m.name+", as mntr reports it")
+	}
+	quorumSize := 1
+	if m, ok := s.node.FSM.Members(); ok {
+		quorumSize = m.Voters()
+	} else if len(s.cfg.Servers) > 0 {
+		quorumSize = 0
+		for _, p := range s.cfg.Servers {
+			if !p.Observer {
+				quorumSize++
+			}
+		}
+	}
+	gauge("quorum_size", float64(quorumSize), "voting members")
+	leader := 0.0
+	if s.node.IsLeader() {
+		leader = 1
+	}
+	gauge("leader", leader, "1 on the leader")
+	st := s.node.Stats()
+	keys := []string{"term", "commit_index", "applied_index", "last_snapshot_index", "last_log_index"}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if v, err := strconv.ParseFloat(st[k], 64); err == nil {
+			gauge("raft_"+k, v, "Raft's "+strings.ReplaceAll(k, "_", " "))
+		}
+	}
+	w.Write([]byte(b.String()))
+}
