@@ -4,7 +4,7 @@ BIN      := bin
 PKGS     := ./...
 TIMEOUT  ?= 15m
 
-.PHONY: all build run test deps unit fuzz lint vet fmt verify verify-jute verify-layers bench bench-cluster bench-storage clean
+.PHONY: all build run test deps unit fuzz lint vet fmt verify verify-jute verify-layers bench bench-cluster bench-storage docker clean
 
 all: build
 
@@ -63,5 +63,14 @@ bench-storage: deps build
 bench-cluster: deps build
 	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s
 
+# The image (Dockerfile): a static binary and an empty root; no base image is pulled.
+IMAGE ?= zkraft:latest
+docker:
+	rm -rf build/docker && mkdir -p build/docker/rootfs/etc build/docker/rootfs/data build/docker/rootfs/datalog build/docker/rootfs/conf build/docker/rootfs/tmp
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o build/docker/zkraft ./cmd/zkraft
+	printf 'root:x:0:0:root:/:/zkraft\nzkraft:x:1000:1000:zkraft:/data:/zkraft\n' > build/docker/rootfs/etc/passwd
+	printf 'root:x:0:\nzkraft:x:1000:\n' > build/docker/rootfs/etc/group
+	docker build -t $(IMAGE) -f Dockerfile build/docker
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) build

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -32,6 +33,14 @@ func newStartCommand() *cobra.Command {
 				return fmt.Errorf("--log-level: %v", err)
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			if configPath == "" {
+				// As the official image: a zoo.cfg mounted into ZOO_CONF_DIR is used.
+				if dir := os.Getenv("ZOO_CONF_DIR"); dir != "" {
+					if p := filepath.Join(dir, "zoo.cfg"); exists(p) {
+						configPath = p
+					}
+				}
+			}
 			cfg, warnings, err := loadConfig(cmd, configPath, os.Getenv, &flagCfg, servers)
 			for _, w := range warnings {
 				log.Warn("config: " + w)

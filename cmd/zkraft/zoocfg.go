@@ -48,17 +48,23 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"admin.serverPort":                                   intKey(func(c *server.Config, n int) { c.AdminPort = n }),
 	"metricsProvider.httpPort":                           intKey(func(c *server.Config, n int) { c.MetricsPort = n }),
 	"metricsProvider.httpHost":                           func(c *server.Config, v string) error { c.MetricsHost = v; return nil },
+	// ZooKeeper's Prometheus provider is what zkraft serves when httpPort is set.
+	"metricsProvider.className": func(c *server.Config, v string) error {
+		if !strings.HasSuffix(v, "PrometheusMetricsProvider") {
+			return fmt.Errorf("zkraft serves Prometheus metrics only, not %s", v)
+		}
+		return nil
+	},
 }
 
 // ignoredKeys are accepted without effect in standalone mode; a warning says so.
 var ignoredKeys = map[string]string{
-	"initLimit":                 "zkraft's Raft timing follows tickTime",
-	"syncLimit":                 "zkraft's Raft timing follows tickTime",
-	"autopurge.purgeInterval":   "zkraft compacts its log behind snapshots on its own",
-	"admin.commandURL":          "zkraft's commands are at /commands",
-	"standaloneEnabled":         "zkraft always runs standalone when no servers are listed",
-	"preAllocSize":              "not needed by zkraft's log",
-	"metricsProvider.className": "zkraft serves Prometheus metrics when metricsProvider.httpPort is set",
+	"initLimit":               "zkraft's Raft timing follows tickTime",
+	"syncLimit":               "zkraft's Raft timing follows tickTime",
+	"autopurge.purgeInterval": "zkraft compacts its log behind snapshots on its own",
+	"admin.commandURL":        "zkraft's commands are at /commands",
+	"standaloneEnabled":       "zkraft always runs standalone when no servers are listed",
+	"preAllocSize":            "not needed by zkraft's log",
 }
 
 func intKey(set func(*server.Config, int)) func(*server.Config, string) error {
