@@ -94,9 +94,16 @@ func (d *duties) expire(ids []int64) {
 	if d.n.raft.VerifyLeader().Error() != nil {
 		return
 	}
+	// One line per sweep, with the count, not one per session.
+	first := make([]string, 0, 5)
 	for _, id := range ids {
-		d.n.cfg.Logger.Info("session expired", "session", formatSession(id))
+		if len(first) < cap(first) {
+			first = append(first, formatSession(id))
+		}
 		d.n.Propose(&Entry{Session: id, Op: jute.OpCloseSession})
+	}
+	if len(ids) > 0 {
+		d.n.cfg.Logger.Info("sessions expired", "count", len(ids), "first", first)
 	}
 }
 

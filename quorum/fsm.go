@@ -3,8 +3,10 @@ package quorum
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -60,6 +62,9 @@ type FSM struct {
 	members atomic.Pointer[Membership]
 	// membersChanged, if set, is called (outside the lock) after the membership changed.
 	membersChanged func()
+
+	// logger, if set, gets one line per snapshot written.
+	logger *slog.Logger
 
 	// applied is signalled after every applied command (see commit_nudge.go).
 	applied chan struct{}
@@ -333,6 +338,8 @@ const snapshotChunk = 512
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	defer s.Release()
+	start := time.Now()
+	size := int64(len(s.head))
 	if _, err := sink.Write(s.head); err != nil {
 		sink.Cancel()
 		return err
@@ -341,12 +348,17 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 		s.fsm.mu.RLock()
 		b, done := s.frozen.Next(snapshotChunk)
 		s.fsm.mu.RUnlock()
+		size += int64(len(b))
 		if _, err := sink.Write(b); err != nil {
 			sink.Cancel()
 			return err
 		}
 		if done {
-			return sink.Close()
+			err := sink.Close()
+			if s.fsm.logger != nil && err == nil {
+				s.fsm.logger.Info("snapshot written", "id", sink.ID(), "bytes", size, "took", time.Since(start).Round(time.Millisecond))
+			}
+			return err
 		}
 	}
 }

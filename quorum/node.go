@@ -162,6 +162,7 @@ func Open(cfg Config) (*Node, error) {
 
 	fsm := NewFSM(cfg.Tree)
 	fsm.self = cfg.ID
+	fsm.logger = cfg.Logger
 	d := &duties{}
 	fsm.sessionsChanged = func(id int64, timeout int32, created bool) {
 		if created {
@@ -427,8 +428,14 @@ func (n *Node) watchLeadership() {
 					n.cfg.Logger.Warn("barrier after election failed", "err", err)
 					continue
 				}
+				if n.IsClustered() {
+					n.cfg.Logger.Info("leading", "term", n.raft.CurrentTerm(), "zxid", fmt.Sprintf("0x%x", n.FSM.LastZxid()))
+				}
 				n.duties.start()
 			} else {
+				if n.IsClustered() {
+					n.cfg.Logger.Info("no longer leading", "term", n.raft.CurrentTerm())
+				}
 				n.duties.stop()
 			}
 		}

@@ -240,7 +240,7 @@ func (c *conn) process(p *pending) bool {
 			return false
 		}
 	}
-	defer c.srv.stats.observe(p.start)
+	defer c.srv.observe(p)
 	switch {
 	case p.err != jute.OK:
 		c.reply(p.xid, c.srv.node.FSM.LastZxid(), p.err, nil)
@@ -289,7 +289,7 @@ func (c *conn) respondLoop() {
 }
 
 func (c *conn) respond(p *pending) bool {
-	defer c.srv.stats.observe(p.start)
+	defer c.srv.observe(p)
 	defer c.inflight.Add(-1)
 	if err := p.future.Error(); err != nil {
 		// Outcome unknown (lost leadership, shutting down): ConnectionLoss, as ZooKeeper.

@@ -2,7 +2,9 @@ package server
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -38,7 +40,16 @@ var fourLetter = map[string]func(s *Server, b *strings.Builder){
 		b.WriteString("Connection stats reset.\n")
 	},
 	"srst": func(s *Server, b *strings.Builder) { s.stats.reset(); b.WriteString("Server stats reset.\n") },
+	"gtmk": func(s *Server, b *strings.Builder) { b.WriteString(strconv.FormatInt(s.traceMask.Load(), 10)) },
+	// stmk's new mask follows the word as 8 bytes; maybeFourLetter stores it first. zkraft
+	// has no request tracing, so the mask is kept only to be reported, as ZooKeeper does.
+	"stmk": func(s *Server, b *strings.Builder) { b.WriteString(strconv.FormatInt(s.traceMask.Load(), 10)) },
+	// ZooKeeper 3.8 answers hash with nothing unless digest logging has recorded entries.
+	"hash": func(s *Server, b *strings.Builder) {},
 }
+
+// defaultTraceMask is ZooKeeper's ZooTrace default (gtmk answers 306).
+const defaultTraceMask = 306
 
 // needsServing are the words ZooKeeper answers only while its server runs.
 var needsServing = map[string]bool{"stat": true, "srvr": true, "cons": true, "dump": true, "wchs": true,
@@ -58,6 +69,14 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	}
 	c.recv.Add(1)
 	c.srv.stats.received.Add(1)
+	if cmd == "stmk" {
+		var mask [12]byte
+		c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(br, mask[:]); err != nil {
+			return true // no mask: ZooKeeper closes too
+		}
+		c.srv.traceMask.Store(int64(binary.BigEndian.Uint64(mask[4:])))
+	}
 	var b strings.Builder
 	switch {
 	case !c.srv.cfg.fourLetterAllowed(cmd):

@@ -52,14 +52,26 @@ func TestFourLetterWordsMatchZooKeeper(t *testing.T) {
 		}
 		defer s.Stop()
 		out := map[string]string{}
-		for _, cmd := range []string{"ruok", "srvr", "stat", "conf", "cons", "envi", "mntr", "wchs", "wchc", "wchp", "dump", "isro", "dirs", "crst", "srst"} {
+		for _, cmd := range []string{"ruok", "srvr", "stat", "conf", "cons", "envi", "mntr", "wchs", "wchc", "wchp", "dump", "isro", "dirs", "crst", "srst", "gtmk", "hash"} {
 			if out[cmd], err = ztest.FourLetter(s.Addr, cmd); err != nil {
 				t.Fatalf("%s: %v", cmd, err)
 			}
 		}
+		// stmk takes the new mask as 8 more bytes and answers it; gtmk then reports it.
+		if out["stmk"], err = ztest.FourLetter(s.Addr, "stmk\x00\x00\x00\x00\x00\x00\x01\x02"); err != nil {
+			t.Fatalf("stmk: %v", err)
+		}
+		if out["gtmk after stmk"], err = ztest.FourLetter(s.Addr, "gtmk"); err != nil {
+			t.Fatalf("gtmk: %v", err)
+		}
 		return out
 	}
 	zk, us := ask(ztest.StartZooKeeper), ask(ztest.StartZkraft)
+	for _, cmd := range []string{"gtmk", "hash", "stmk", "gtmk after stmk"} {
+		if zk[cmd] != us[cmd] {
+			t.Errorf("%s: zkraft %q, zookeeper %q", cmd, us[cmd], zk[cmd])
+		}
+	}
 	for _, cmd := range []string{"ruok", "srvr", "stat", "conf", "cons", "wchs", "wchc", "wchp", "isro", "dirs", "crst", "srst"} {
 		if w, g := strings.Join(shape(zk[cmd]), "|"), strings.Join(shape(us[cmd]), "|"); w != g {
 			t.Errorf("%s layout differs\nzookeeper: %q\nzkraft:    %q", cmd, zk[cmd], us[cmd])

@@ -30,7 +30,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	}
 	fsm := c.srv.node.FSM
 	if !c.srv.node.HasLeader() {
-		c.srv.log.Warn("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
+		c.srv.log.Debug("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
 		return false
 	}
 	if last := fsm.LastZxid(); req.LastZxidSeen > last {

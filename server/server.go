@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkraft/zkraft/datatree"
@@ -25,9 +26,12 @@ type Server struct {
 	node  *quorum.Node
 	ln    net.Listener
 	https []*http.Server // the admin and metrics listeners (admin.go)
-	start time.Time
-	idMu  sync.Mutex
-	ids   *session.IDGenerator
+
+	traceMask atomic.Int64 // gtmk/stmk's mask (reported only)
+	slow      slowLog
+	start     time.Time
+	idMu      sync.Mutex
+	ids       *session.IDGenerator
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -47,8 +51,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{cfg: cfg, log: log, conns: map[*conn]struct{}{}, perIP: map[string]int{},
-		sessions: map[int64]*conn{}}, nil
+	s := &Server{cfg: cfg, log: log, conns: map[*conn]struct{}{}, perIP: map[string]int{},
+		sessions: map[int64]*conn{}}
+	s.traceMask.Store(defaultTraceMask)
+	return s, nil
 }
 
 // Start opens the store, waits until the node serves, and starts listening.

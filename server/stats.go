@@ -16,7 +16,7 @@ type stats struct {
 	total, minLat, maxLat time.Duration
 }
 
-func (s *stats) observe(start time.Time) {
+func (s *stats) observe(start time.Time) time.Duration {
 	d := time.Since(start)
 	s.mu.Lock()
 	if s.count == 0 || d < s.minLat {
@@ -28,6 +28,36 @@ func (s *stats) observe(start time.Time) {
 	s.count++
 	s.total += d
 	s.mu.Unlock()
+	return d
+}
+
+// slowRequest is how long a request may take before it is logged. At most one line a
+// second is written, saying how many more were slow meanwhile, so an overload does not
+// flood the log.
+const slowRequest = time.Second
+
+type slowLog struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// observe records a request's latency and logs it if it was slow.
+func (s *Server) observe(p *pending) {
+	d := s.stats.observe(p.start)
+	if d < slowRequest {
+		return
+	}
+	s.slow.mu.Lock()
+	if time.Since(s.slow.last) < time.Second {
+		s.slow.suppressed++
+		s.slow.mu.Unlock()
+		return
+	}
+	more := s.slow.suppressed
+	s.slow.last, s.slow.suppressed = time.Now(), 0
+	s.slow.mu.Unlock()
+	s.log.Warn("slow request", "op", p.op, "took", d.Round(time.Millisecond), "moreSlowSinceLastLine", more)
 }
 
 // latency returns min, avg and max request latency in ms, as ZooKeeper prints them.
