@@ -79,3 +79,29 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Fatalf("flags over zoo.cfg: %+v", cfg)
 	}
 }
+
+// A zoo.cfg mounted in ZOO_CONF_DIR is read, as the official image reads /conf/zoo.cfg;
+// --config wins; without the file, the environment alone configures the server.
+func TestMountedZooCfg(t *testing.T) {
+	dir := t.TempDir()
+	env := envOf(map[string]string{"ZOO_CONF_DIR": dir})
+	if got := mountedConfig("", env); got != "" {
+		t.Fatalf("no zoo.cfg mounted, got %q", got)
+	}
+	path := filepath.Join(dir, "zoo.cfg")
+	if err := os.WriteFile(path, []byte("clientPort=3181\ndataDir=/var/zk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := mountedConfig("", env); got != path {
+		t.Fatalf("mounted zoo.cfg: got %q", got)
+	}
+	if got := mountedConfig("/etc/other.cfg", env); got != "/etc/other.cfg" {
+		t.Fatalf("--config: got %q", got)
+	}
+	cmd := newStartCommand()
+	var flags server.Config
+	cfg, _, err := loadConfig(cmd, mountedConfig("", env), env, &flags, nil)
+	if err != nil || cfg.ClientPort != 3181 || cfg.DataDir != "/var/zk" || !strings.Contains(cfg.InitialConfiguration, "clientPort=3181") {
+		t.Fatalf("config from the mounted zoo.cfg: %v %+v", err, cfg)
+	}
+}

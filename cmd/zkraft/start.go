@@ -33,14 +33,7 @@ func newStartCommand() *cobra.Command {
 				return fmt.Errorf("--log-level: %v", err)
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			if configPath == "" {
-				// As the official image: a zoo.cfg mounted into ZOO_CONF_DIR is used.
-				if dir := os.Getenv("ZOO_CONF_DIR"); dir != "" {
-					if p := filepath.Join(dir, "zoo.cfg"); exists(p) {
-						configPath = p
-					}
-				}
-			}
+			configPath = mountedConfig(configPath, os.Getenv)
 			cfg, warnings, err := loadConfig(cmd, configPath, os.Getenv, &flagCfg, servers)
 			for _, w := range warnings {
 				log.Warn("config: " + w)
@@ -74,6 +67,20 @@ func newStartCommand() *cobra.Command {
 	f.StringSliceVar(&servers, "servers", nil, "cluster members as server.N=host:peerPort:electionPort[:observer][;clientPort], comma-separated")
 	f.StringSliceVar(&flagCfg.FourLetterWhitelist, "4lw-whitelist", flagCfg.FourLetterWhitelist, "four-letter words allowed (4lw.commands.whitelist)")
 	return cmd
+}
+
+// mountedConfig is the zoo.cfg to read: the one given, else, as the official image does,
+// $ZOO_CONF_DIR/zoo.cfg when it exists, else none.
+func mountedConfig(given string, getenv func(string) string) string {
+	if given != "" {
+		return given
+	}
+	if dir := getenv("ZOO_CONF_DIR"); dir != "" {
+		if p := filepath.Join(dir, "zoo.cfg"); exists(p) {
+			return p
+		}
+	}
+	return ""
 }
 
 // applyFlags copies the flags the user set over cfg.
