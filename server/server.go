@@ -108,12 +108,8 @@ func (s *Server) Start() error {
 	s.ln = ln
 	s.start = time.Now()
 	if err := s.startAdmin(); err != nil {
-		ln.Close()
-		node.Close()
-		s.mu.Lock()
-		s.node = nil
-		s.mu.Unlock()
-		return err
+		// As ZooKeeper: the AdminServer failing to start does not stop the server.
+		s.log.Error("admin or metrics listener not started", "err", err)
 	}
 	s.wg.Add(1)
 	go s.acceptLoop()
