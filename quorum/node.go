@@ -198,7 +198,7 @@ func Open(cfg Config) (*Node, error) {
 	// is read, instead of by raft (which would read it twice and, were it damaged, fall
 	// back to an older snapshot without saying so).
 	rc.NoSnapshotRestoreOnStart = true
-	if err := restoreNewest(store, fsm); err != nil {
+	if _, err := restoreNewest(store, fsm); err != nil {
 		if c, ok := trans.(io.Closer); ok {
 			c.Close()
 		}
@@ -442,22 +442,23 @@ func (n *Node) watchLeadership() {
 	}
 }
 
-// restoreNewest loads the newest snapshot into fsm, if there is one; a snapshot that does
-// not match its meta.json, or does not decode, is a *persistence.CorruptError.
-func restoreNewest(store *persistence.Store, fsm *FSM) error {
+// restoreNewest loads the newest snapshot into fsm, if there is one, and returns its
+// index (0 without one); a snapshot that does not match its meta.json, or does not
+// decode, is a *persistence.CorruptError.
+func restoreNewest(store *persistence.Store, fsm *FSM) (uint64, error) {
 	snap, err := store.OpenNewestSnapshot()
 	if err != nil || snap == nil {
-		return err
+		return 0, err
 	}
 	defer snap.Close()
 	rerr := fsm.Restore(io.NopCloser(snap))
 	if err := snap.Verify(); err != nil {
-		return err
+		return 0, err
 	}
 	if rerr != nil {
-		return &persistence.CorruptError{Path: store.Dir + "/snapshots/" + snap.Meta.ID + "/state.bin", What: rerr.Error()}
+		return 0, &persistence.CorruptError{Path: store.Dir + "/snapshots/" + snap.Meta.ID + "/state.bin", What: rerr.Error()}
 	}
-	return nil
+	return snap.Meta.Index, nil
 }
 
 // HandOver passes leadership to another voter and waits (up to timeout) until it leads,

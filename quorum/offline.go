@@ -84,15 +84,9 @@ func LoadOffline(dir string, opts datatree.Options) (*persistence.State, error) 
 	}
 	defer store.Close()
 	fsm := NewFSM(opts)
-	var from uint64
-	if snap, err := store.OpenNewestSnapshot(); err != nil {
+	from, err := restoreNewest(store, fsm)
+	if err != nil {
 		return nil, err
-	} else if snap != nil {
-		from = snap.Meta.Index
-		snap.Close()
-		if err := restoreNewest(store, fsm); err != nil {
-			return nil, err
-		}
 	}
 	last, err := store.Log.LastIndex()
 	if err != nil {

@@ -37,6 +37,12 @@ func serverConfig(configPath, dataDir string) (server.Config, error) {
 	return cfg, nil
 }
 
+// storeFlags adds the two ways to name a server's data dir.
+func storeFlags(cmd *cobra.Command, dataDir, configPath *string, what string) {
+	cmd.Flags().StringVar(dataDir, "data-dir", "", what+" data dir")
+	cmd.Flags().StringVar(configPath, "config", "", what+" zoo.cfg (dataDir, server.N lines)")
+}
+
 // seed writes st as the first snapshot of cfg's new store and says what it did.
 func seed(cmd *cobra.Command, cfg server.Config, st *persistence.State, verb string) error {
 	qc := quorum.DefaultConfig(persistence.StoreDir(cfg.DataDir))
@@ -80,8 +86,7 @@ func newImportCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&from, "from-zookeeper", "", "the ZooKeeper data dir (holding version-2/)")
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the new zkraft data dir")
-	cmd.Flags().StringVar(&configPath, "config", "", "the zkraft member's zoo.cfg (dataDir, server.N lines)")
+	storeFlags(cmd, &dataDir, &configPath, "the new zkraft member's")
 	return cmd
 }
 
@@ -138,8 +143,7 @@ func newExportCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&to, "to-zookeeper", "", "the new ZooKeeper data dir")
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the stopped zkraft server's data dir")
-	cmd.Flags().StringVar(&configPath, "config", "", "the zkraft server's zoo.cfg (for its dataDir)")
+	storeFlags(cmd, &dataDir, &configPath, "the stopped zkraft server's")
 	return cmd
 }
 
@@ -167,8 +171,7 @@ func newRestoreCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the backup: a copy of a stopped server's data dir")
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the new data dir")
-	cmd.Flags().StringVar(&configPath, "config", "", "the new server's zoo.cfg (dataDir, server.N lines)")
+	storeFlags(cmd, &dataDir, &configPath, "the new server's")
 	return cmd
 }
 
@@ -198,7 +201,6 @@ func newBackupCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the backup dir (restore reads it with --from)")
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the server's data dir")
-	cmd.Flags().StringVar(&configPath, "config", "", "the server's zoo.cfg (for its dataDir)")
+	storeFlags(cmd, &dataDir, &configPath, "the server's")
 	return cmd
 }

@@ -31,7 +31,6 @@ func newWipeCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the member's data dir")
-	cmd.Flags().StringVar(&configPath, "config", "", "the member's zoo.cfg (for its dataDir)")
+	storeFlags(cmd, &dataDir, &configPath, "the member's")
 	return cmd
 }
