@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/quorum"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -61,13 +62,7 @@ var adminCommands = []adminCommand{
 	{[]string{"initial_configuration", "icfg"}, func(s *Server) map[string]any {
 		return map[string]any{"initial_configuration": s.cfg.InitialConfiguration}
 	}},
-	{[]string{"zabstate"}, func(s *Server) map[string]any {
-		state := ""
-		if s.node.IsClustered() && s.node.HasLeader() {
-			state = "broadcast"
-		}
-		return map[string]any{"voting": s.node.IsClustered() && s.node.Mode() != "observer", "zabstate": state}
-	}},
+	{[]string{"zabstate"}, (*Server).adminZabState},
 	{[]string{"hash"}, func(s *Server) map[string]any {
 		var d uint64
 		s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { d = t.Digest() })
@@ -288,14 +283,57 @@ func (s *Server) adminLeader() map[string]any {
 
 func (s *Server) adminVotingView() map[string]any {
 	view := map[string]any{}
-	if m, ok := s.node.FSM.Members(); ok {
-		for _, p := range m.Peers {
-			if !p.Observer {
-				view[p.ID] = p.Spec()
-			}
+	for _, p := range s.members() {
+		if p.Observer {
+			continue
 		}
+		view[p.ID] = map[string]any{"server_addresses": []string{p.PeerAddr}, "election_addresses": []string{p.RaftAddr},
+			"client_address": p.ClientAddr, "learner_type": "participant"}
 	}
 	return map[string]any{"current_config": view}
+}
+
+// members is the cluster's membership (none for a standalone server).
+func (s *Server) members() []quorum.Peer {
+	if m, ok := s.node.FSM.Members(); ok {
+		return m.Peers
+	}
+	return s.cfg.Servers
+}
+
+// addressInfo is how ZooKeeper's AdminServer shows a MultipleAddresses.
+func addressInfo(addr string) map[string]any {
+	host, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return map[string]any{"empty": addr == "", "all_addresses": []string{addr}, "all_reachable_addresses": []string{addr},
+		"one": addr, "reachable_address": addr, "wildcard_addresses": []string{net.JoinHostPort("0.0.0.0", port)},
+		"all_ports": []int{n}, "all_host_strings": []string{host}, "all_reachable_addresses_or_all": []string{addr},
+		"reachable_or_one": addr}
+}
+
+// adminZabState is ZooKeeper's zabstate; zkraft's term stands for the Zab epoch.
+func (s *Server) adminZabState() map[string]any {
+	state := ""
+	if s.node.IsClustered() && s.node.HasLeader() {
+		state = "broadcast"
+	}
+	out := map[string]any{"voting": s.node.IsClustered() && s.node.Mode() != "observer", "zabstate": state}
+	if !s.node.IsClustered() {
+		return out
+	}
+	term, _ := strconv.ParseInt(s.node.Stats()["term"], 10, 64)
+	out["myid"] = s.cfg.ServerID
+	out["is_leader"] = s.node.IsLeader()
+	out["last_zxid"] = fmt.Sprintf("0x%x", s.node.FSM.LastZxid())
+	out["zab_epoch"] = term
+	out["zab_counter"] = s.node.FSM.LastZxid()
+	out["client_address"] = ""
+	if p, ok := s.node.Peer(strconv.Itoa(s.cfg.ServerID)); ok {
+		out["quorum_address"] = addressInfo(p.PeerAddr)
+		out["election_address"] = addressInfo(p.RaftAddr)
+		out["client_address"] = p.ClientAddr
+	}
+	return out
 }
 
 func (s *Server) adminLastSnapshot() map[string]any {

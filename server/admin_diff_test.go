@@ -176,3 +176,50 @@ func mustFreePort(t *testing.T) int {
 	}
 	return p
 }
+
+// On a 3-member cluster the cluster commands have ZooKeeper's keys, nested ones included.
+// (Every member is given the same admin port; one binds it, the others log that they
+// could not, as ZooKeeper's do.)
+func TestAdminServerClusterCommandsMatchZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) map[string]map[string]any {
+		port := mustFreePort(t)
+		c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
+			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop()
+		out := map[string]map[string]any{}
+		for _, cmd := range []string{"leader", "voting_view", "observers", "zabstate"} {
+			code, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/%s", port, cmd))
+			if code != http.StatusOK {
+				t.Fatalf("%s %s: %d %s", c.Name, cmd, code, body)
+			}
+			out[cmd], _ = jsonKeys(t, body)
+		}
+		return out
+	}
+	zk, us := answers(ztest.StartZooKeeperEnsemble), answers(ztest.StartZkraftCluster)
+	var compare func(where string, z, u map[string]any)
+	compare = func(where string, z, u map[string]any) {
+		_, zk := jsonKeys(t, mustJSON(t, z))
+		_, uk := jsonKeys(t, mustJSON(t, u))
+		if strings.Join(zk, ",") != strings.Join(uk, ",") {
+			t.Errorf("%s: keys %v, ZooKeeper's %v", where, uk, zk)
+			return
+		}
+		for k, zv := range z {
+			if zm, ok := zv.(map[string]any); ok {
+				if um, ok := u[k].(map[string]any); ok {
+					compare(where+"."+k, zm, um)
+				} else {
+					t.Errorf("%s.%s: %T, ZooKeeper's an object", where, k, u[k])
+				}
+			}
+		}
+	}
+	for cmd := range zk {
+		compare(cmd, zk[cmd], us[cmd])
+	}
+}
