@@ -8,7 +8,6 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
-	"strings"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -212,27 +211,10 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 			t.acls.addRef(refs[ai])
 		}
 		n.acl = refs[ai]
-		if i == 0 {
-			if path != "/" {
-				s.corrupt("first node %q", path)
-				break
-			}
-			t.root = n
-			t.nodes = 1
-			continue
-		}
-		parentPath, name, ok := splitParent(path)
-		if !ok || !validPath(path) || path == "/" {
-			s.corrupt("bad path %q", path)
+		if err := t.load(path, n); err != nil {
+			s.err = err
 			break
 		}
-		parent := t.lookup(parentPath)
-		if parent == nil || parent.child(name) != nil {
-			s.corrupt("node %q out of order", path)
-			break
-		}
-		n.name = strings.Clone(name) // do not pin the whole path
-		t.link(parent, path, n)
 	}
 	if s.err != nil {
 		return nil, s.err

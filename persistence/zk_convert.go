@@ -1,7 +1,6 @@
 package persistence
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/zkraft/zkraft/datatree"
@@ -11,12 +10,13 @@ import (
 // ToState turns an imported ZooKeeper database into zkraft's state. Sessions keep their
 // ids and timeouts and get the passwords ZooKeeper gave them (session.ZooKeeperPassword),
 // so their clients can reconnect to zkraft; zxids, times and versions are kept as they are.
+// Missing system nodes get the values datatree.New gives them.
 func (st *ZKState) ToState(opts datatree.Options) (*State, error) {
-	var b bytes.Buffer
-	if err := st.TreeSnapshot(&b); err != nil {
-		return nil, err
+	nodes, err := st.normalized()
+	if err != nil {
+		return nil, fmt.Errorf("persistence: %w", err)
 	}
-	tree, err := datatree.ReadSnapshot(&b, opts)
+	tree, err := datatree.FromNodes(nodes, opts)
 	if err != nil {
 		return nil, fmt.Errorf("persistence: imported tree: %w", err)
 	}
@@ -28,19 +28,13 @@ func (st *ZKState) ToState(opts datatree.Options) (*State, error) {
 }
 
 // ZKStateOf turns zkraft's state into a ZooKeeper database, for a snapshot ZooKeeper
-// can start from. (The tree is written through a Frozen view: the caller owns it.)
-func ZKStateOf(s *State) (*ZKState, error) {
-	var b bytes.Buffer
-	if err := s.Tree.WriteSnapshot(&b); err != nil {
-		return nil, err
-	}
-	st, err := StateFromTreeSnapshot(&b)
-	if err != nil {
-		return nil, err
-	}
+// can start from. Nodes come in pre-order; nothing may change the tree meanwhile.
+func ZKStateOf(s *State) *ZKState {
+	st := &ZKState{}
+	s.Tree.Nodes(func(n datatree.StoredNode) { st.Nodes = append(st.Nodes, n) })
 	for _, ss := range s.Sessions.All() {
 		st.Sessions = append(st.Sessions, ZKSession{ID: ss.ID, Timeout: ss.Timeout})
 	}
 	st.LastZxid = s.Zxid
-	return st, nil
+	return st
 }

@@ -3,15 +3,14 @@ package persistence
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/adler32"
-	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/zkraft/zkraft/jute"
@@ -204,7 +203,7 @@ func writeZKSnapshot(w io.Writer, nodes []ZKNode, sessions []ZKSession) error {
 	e.Int(zkVersion)
 	e.Long(zkDBID)
 	sorted := append([]ZKSession(nil), sessions...)
-	sortZKSessions(sorted)
+	slices.SortFunc(sorted, func(a, b ZKSession) int { return cmp.Compare(a.ID, b.ID) })
 	e.Int(int32(len(sorted)))
 	for _, s := range sorted {
 		e.Long(s.ID)
@@ -256,202 +255,4 @@ func writeZKSnapshot(w io.Writer, nodes []ZKNode, sessions []ZKSession) error {
 		return err
 	}
 	return bw.Flush()
-}
-
-func sortZKSessions(s []ZKSession) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].ID < s[j-1].ID; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}
-
-// zkraft's datatree snapshot format (datatree/snapshot.go), version 1.
-const (
-	zkTreeMagic   = "ZKRDTREE"
-	zkTreeVersion = 1
-)
-
-var zkTreeCRC = crc32.MakeTable(crc32.Castagnoli)
-
-func zkWriteTreeSnapshot(w io.Writer, nodes []ZKNode) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	crc := crc32.New(zkTreeCRC)
-	out := io.MultiWriter(bw, crc)
-	e := jute.Encoder{}
-	flush := func() error {
-		_, err := out.Write(e.Buf)
-		e.Buf = e.Buf[:0]
-		return err
-	}
-	e.Buf = append(e.Buf, zkTreeMagic...)
-	e.Int(zkTreeVersion)
-	index, lists := zkACLNumbering(nodes)
-	e.Int(int32(len(lists)))
-	for _, l := range lists {
-		e.Int(int32(len(l)))
-		for j := range l {
-			l[j].Encode(&e)
-		}
-	}
-	e.Long(int64(len(nodes)))
-	for i := range nodes {
-		n := &nodes[i]
-		e.String(n.Path)
-		e.Buffer(n.Data)
-		e.Long(n.Czxid)
-		e.Long(n.Mzxid)
-		e.Long(n.Ctime)
-		e.Long(n.Mtime)
-		e.Long(n.Pzxid)
-		e.Long(n.EphemeralOwner)
-		e.Int(n.Version)
-		e.Int(n.Cversion)
-		e.Int(n.Aversion)
-		e.Int(int32(index[i]))
-		if len(e.Buf) >= 1<<15 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	var s [4]byte
-	binary.BigEndian.PutUint32(s[:], crc.Sum32())
-	if _, err := bw.Write(s[:]); err != nil {
-		return err
-	}
-	return bw.Flush()
-}
-
-// zkTreeReader reads the datatree format from a stream, checksumming what it reads.
-type zkTreeReader struct {
-	r   *bufio.Reader
-	crc hash.Hash32
-	err error
-}
-
-const zkMaxTreeItem = 1 << 30
-
-func (s *zkTreeReader) read(n int) []byte {
-	if s.err != nil {
-		return nil
-	}
-	buf := make([]byte, 0, min(n, 1<<16))
-	for len(buf) < n {
-		start := len(buf)
-		buf = append(buf, make([]byte, min(n-start, 1<<20))...)
-		if _, err := io.ReadFull(s.r, buf[start:]); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			s.err = err
-			return nil
-		}
-	}
-	s.crc.Write(buf)
-	return buf
-}
-
-func (s *zkTreeReader) i32() int32 {
-	b := s.read(4)
-	if b == nil {
-		return 0
-	}
-	return int32(binary.BigEndian.Uint32(b))
-}
-
-func (s *zkTreeReader) i64() int64 {
-	b := s.read(8)
-	if b == nil {
-		return 0
-	}
-	return int64(binary.BigEndian.Uint64(b))
-}
-
-func (s *zkTreeReader) length(null bool) int {
-	n := s.i32()
-	if s.err == nil && (n < -1 || (n == -1 && !null) || n > zkMaxTreeItem) {
-		s.err = fmt.Errorf("bad length %d", n)
-	}
-	if s.err != nil {
-		return -1
-	}
-	return int(n)
-}
-
-func (s *zkTreeReader) str() string {
-	n := s.length(false)
-	if n <= 0 {
-		return ""
-	}
-	return string(s.read(n))
-}
-
-func (s *zkTreeReader) buffer() []byte {
-	n := s.length(true)
-	if n < 0 {
-		return nil
-	}
-	return s.read(n)
-}
-
-func zkReadTreeSnapshot(r io.Reader) ([]ZKNode, error) {
-	s := &zkTreeReader{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(zkTreeCRC)}
-	if string(s.read(len(zkTreeMagic))) != zkTreeMagic {
-		if s.err != nil {
-			return nil, s.err
-		}
-		return nil, errors.New("bad magic")
-	}
-	if v := s.i32(); s.err == nil && v != zkTreeVersion {
-		return nil, fmt.Errorf("version %d, want %d", v, zkTreeVersion)
-	}
-	nacl := s.length(false)
-	var lists [][]jute.ACL
-	for i := 0; i < nacl && s.err == nil; i++ {
-		k := s.length(false)
-		acl := make([]jute.ACL, 0, min(k, 64))
-		for j := 0; j < k && s.err == nil; j++ {
-			perms := s.i32()
-			scheme := s.str()
-			id := s.str()
-			acl = append(acl, jute.ACL{Perms: perms, Id: jute.Id{Scheme: scheme, Id: id}})
-		}
-		lists = append(lists, acl)
-	}
-	count := s.i64()
-	if s.err == nil && count < 1 {
-		return nil, fmt.Errorf("node count %d", count)
-	}
-	var nodes []ZKNode
-	for i := int64(0); i < count && s.err == nil; i++ {
-		n := ZKNode{Path: s.str(), Data: s.buffer()}
-		n.Czxid, n.Mzxid, n.Ctime, n.Mtime = s.i64(), s.i64(), s.i64(), s.i64()
-		n.Pzxid, n.EphemeralOwner = s.i64(), s.i64()
-		n.Version, n.Cversion, n.Aversion = s.i32(), s.i32(), s.i32()
-		ai := s.i32()
-		if s.err != nil {
-			break
-		}
-		if ai < 0 || int(ai) >= len(lists) {
-			return nil, fmt.Errorf("node %q: ACL index %d of %d", n.Path, ai, len(lists))
-		}
-		n.ACL = lists[ai]
-		nodes = append(nodes, n)
-	}
-	if s.err != nil {
-		return nil, s.err
-	}
-	want := s.crc.Sum32()
-	var sum [4]byte
-	if _, err := io.ReadFull(s.r, sum[:]); err != nil {
-		return nil, errors.New("checksum missing")
-	}
-	if got := binary.BigEndian.Uint32(sum[:]); got != want {
-		return nil, fmt.Errorf("checksum %08x, computed %08x", got, want)
-	}
-	return nodes, nil
 }

@@ -1,7 +1,6 @@
 package persistence
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,19 +9,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 )
 
-// ZKNode is one znode as ZooKeeper stores it.
-type ZKNode struct {
-	Path string
-	Data []byte // nil = null data
-	ACL  []jute.ACL
-	// The stored stat (StatPersisted): Cversion counts child creations and
-	// EphemeralOwner also encodes containers and TTL nodes.
-	Czxid, Mzxid, Ctime, Mtime, Pzxid, EphemeralOwner int64
-	Version, Cversion, Aversion                       int32
-}
+// ZKNode is one znode as ZooKeeper stores it: the same fields as zkraft's stored nodes
+// (ZooKeeper's StatPersisted is what datatree keeps).
+type ZKNode = datatree.StoredNode
 
 // ZKSession is one session as ZooKeeper stores it: id and negotiated timeout in ms.
 type ZKSession struct {
@@ -361,35 +354,6 @@ func WriteZooKeeperSnapshot(w io.Writer, st *ZKState) error {
 
 // SnapshotFileName is the name ZooKeeper gives a snapshot of lastZxid.
 func SnapshotFileName(lastZxid int64) string { return fmt.Sprintf("snapshot.%x", lastZxid) }
-
-// TreeSnapshot writes st's nodes in zkraft's datatree snapshot format (read by
-// datatree.ReadSnapshot). Missing system nodes get the values datatree.New gives them.
-func (st *ZKState) TreeSnapshot(w io.Writer) error {
-	nodes, err := st.normalized()
-	if err != nil {
-		return fmt.Errorf("persistence: %w", err)
-	}
-	return zkWriteTreeSnapshot(w, nodes)
-}
-
-// StateFromTreeSnapshot reads zkraft's datatree snapshot format back into nodes
-// (sessions and LastZxid are left for the caller).
-func StateFromTreeSnapshot(r io.Reader) (*ZKState, error) {
-	nodes, err := zkReadTreeSnapshot(r)
-	if err != nil {
-		return nil, fmt.Errorf("persistence: tree snapshot: %w", err)
-	}
-	t := newZKTree()
-	for i := range nodes {
-		if err := t.add(&nodes[i]); err != nil {
-			return nil, fmt.Errorf("persistence: tree snapshot: %w", err)
-		}
-	}
-	if t.nodes["/"] == nil {
-		return nil, errors.New("persistence: tree snapshot: no root")
-	}
-	return &ZKState{Nodes: t.ordered()}, nil
-}
 
 // zkACLKey identifies an ACL list by content, as ZooKeeper's ACL cache does.
 func zkACLKey(acl []jute.ACL) string {

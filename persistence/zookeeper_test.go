@@ -154,16 +154,13 @@ func TestZooKeeperSnapshotAddsSystemNodes(t *testing.T) {
 	}
 }
 
-func TestTreeSnapshot(t *testing.T) {
+func TestToStateAndBack(t *testing.T) {
 	st := zktState()
-	var b bytes.Buffer
-	if err := st.TreeSnapshot(&b); err != nil {
-		t.Fatal(err)
-	}
-	tree, err := datatree.ReadSnapshot(bytes.NewReader(b.Bytes()), datatree.Options{ExtendedTypes: true})
+	state, err := st.ToState(datatree.Options{ExtendedTypes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree := state.Tree
 	if got, want := tree.NodeCount(), len(st.Nodes)+1; got != want { // the root counts twice
 		t.Fatalf("NodeCount %d, want %d", got, want)
 	}
@@ -171,7 +168,7 @@ func TestTreeSnapshot(t *testing.T) {
 	if code != jute.OK || data != nil || s.Czxid != 4 {
 		t.Fatalf("/app/null: %q %+v %v", data, s, code)
 	}
-	data, s, _ = tree.Get("/app/empty")
+	data, _, _ = tree.Get("/app/empty")
 	if data == nil || len(data) != 0 {
 		t.Fatalf("/app/empty data %v", data)
 	}
@@ -193,44 +190,19 @@ func TestTreeSnapshot(t *testing.T) {
 	if eph := tree.Ephemerals(0x1234, "/"); !reflect.DeepEqual(eph, []string{"/app/eph"}) {
 		t.Fatalf("ephemerals %v", eph)
 	}
-	// What zkraft writes back from that tree reads as the same state.
-	var again bytes.Buffer
-	if err := tree.WriteSnapshot(&again); err != nil {
-		t.Fatal(err)
+	if state.Zxid != st.LastZxid || state.Sessions.Len() != len(st.Sessions) {
+		t.Fatalf("zxid %#x, %d sessions", state.Zxid, state.Sessions.Len())
 	}
-	rewritten, err := StateFromTreeSnapshot(bytes.NewReader(again.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rewritten.Sessions, rewritten.LastZxid = st.Sessions, st.LastZxid
-	zktEqual(t, "rewritten by datatree", rewritten, st)
-	if !bytes.Equal(again.Bytes(), b.Bytes()) {
-		t.Log("note: datatree's canonical encoding differs from TreeSnapshot's (ACL table order)")
-	}
-
-	back, err := StateFromTreeSnapshot(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	back.Sessions, back.LastZxid = st.Sessions, st.LastZxid
-	zktEqual(t, "StateFromTreeSnapshot", back, st)
+	// Back to ZooKeeper's form: the same state.
+	zktEqual(t, "ZKStateOf", ZKStateOf(state), st)
 
 	// Missing system nodes get datatree.New's values: an empty state is a fresh tree.
-	b.Reset()
-	if err := (&ZKState{}).TreeSnapshot(&b); err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := datatree.ReadSnapshot(bytes.NewReader(b.Bytes()), datatree.Options{})
+	fresh, err := (&ZKState{}).ToState(datatree.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fresh.Digest() != datatree.New(datatree.Options{}).Digest() {
+	if fresh.Tree.Digest() != datatree.New(datatree.Options{}).Digest() {
 		t.Fatal("system nodes differ from datatree.New")
-	}
-
-	b.Bytes()[len(b.Bytes())/2] ^= 1
-	if _, err := StateFromTreeSnapshot(bytes.NewReader(b.Bytes())); err == nil {
-		t.Fatal("corrupt tree snapshot read")
 	}
 }
 

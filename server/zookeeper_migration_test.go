@@ -255,14 +255,11 @@ func TestZooKeeperDataDirRoundTrip(t *testing.T) {
 	}
 
 	// zkraft's tree from the same state: what its clients would see is the same.
-	var tb bytes.Buffer
-	if err := st.TreeSnapshot(&tb); err != nil {
-		t.Fatal(err)
-	}
-	tree, err := datatree.ReadSnapshot(bytes.NewReader(tb.Bytes()), datatree.Options{ExtendedTypes: true})
+	state, err := st.ToState(datatree.Options{ExtendedTypes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree := state.Tree
 	for p, want := range seen {
 		data, s, code := tree.Get(p)
 		if code != jute.OK {

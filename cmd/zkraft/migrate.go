@@ -110,10 +110,7 @@ func newExportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			zst, err := persistence.ZKStateOf(st)
-			if err != nil {
-				return err
-			}
+			zst := persistence.ZKStateOf(st)
 			dir := filepath.Join(to, "version-2")
 			if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 				return fmt.Errorf("%s is not empty: export into a new ZooKeeper data dir", dir)

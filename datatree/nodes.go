@@ -1,0 +1,73 @@
+package datatree
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// StoredNode is one znode as snapshots, imports and exports carry it: its path, data
+// (nil is null), ACL and stored stat (ZooKeeper's StatPersisted: Cversion counts child
+// creations, EphemeralOwner also marks containers and TTL nodes).
+type StoredNode struct {
+	Path                                              string
+	Data                                              []byte
+	ACL                                               []jute.ACL
+	Czxid, Mzxid, Ctime, Mtime, Pzxid, EphemeralOwner int64
+	Version, Cversion, Aversion                       int32
+}
+
+// Nodes calls fn for every node in pre-order, children in name order. It only reads;
+// fn must not keep Data or ACL past a change to the tree.
+func (t *Tree) Nodes(fn func(StoredNode)) {
+	t.walk(func(path string, n *node) {
+		s := n.stat
+		fn(StoredNode{Path: path, Data: n.data, ACL: t.acls.get(n.acl),
+			Czxid: s.Czxid, Mzxid: s.Mzxid, Ctime: s.Ctime, Mtime: s.Mtime, Pzxid: s.Pzxid,
+			EphemeralOwner: s.EphemeralOwner, Version: s.Version, Cversion: s.Cversion, Aversion: s.Aversion})
+	})
+}
+
+// FromNodes builds a tree from nodes in pre-order (the root first, every parent before
+// its children), with the checks ReadSnapshot makes.
+func FromNodes(nodes []StoredNode, opts Options) (*Tree, error) {
+	t := newEmpty(opts)
+	for i := range nodes {
+		sn := &nodes[i]
+		n := &node{data: sn.Data, acl: t.acls.acquire(sn.ACL), stat: storedStat{
+			Czxid: sn.Czxid, Mzxid: sn.Mzxid, Ctime: sn.Ctime, Mtime: sn.Mtime, Pzxid: sn.Pzxid,
+			EphemeralOwner: sn.EphemeralOwner, Version: sn.Version, Cversion: sn.Cversion, Aversion: sn.Aversion}}
+		if err := t.load(sn.Path, n); err != nil {
+			return nil, err
+		}
+	}
+	if t.root == nil {
+		return nil, fmt.Errorf("%w: no root", ErrSnapshotCorrupt)
+	}
+	t.dataSize = t.computeDataSize()
+	return t, nil
+}
+
+// load adds a node that a snapshot or an import holds: the root first, then each node
+// after its parent and before any later sibling.
+func (t *Tree) load(path string, n *node) error {
+	if t.root == nil {
+		if path != "/" {
+			return fmt.Errorf("%w: first node %q", ErrSnapshotCorrupt, path)
+		}
+		t.root, t.nodes = n, 1
+		return nil
+	}
+	parentPath, name, ok := splitParent(path)
+	if !ok || !validPath(path) || path == "/" {
+		return fmt.Errorf("%w: bad path %q", ErrSnapshotCorrupt, path)
+	}
+	parent := t.lookup(parentPath)
+	if parent == nil || parent.child(name) != nil {
+		return fmt.Errorf("%w: node %q out of order", ErrSnapshotCorrupt, path)
+	}
+	n.name = strings.Clone(name) // do not pin the whole path
+	t.link(parent, path, n)
+	return nil
+}
