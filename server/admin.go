@@ -31,6 +31,17 @@ type adminCommand struct {
 	run   func(s *Server) map[string]any
 }
 
+// needsServing: the command answers only while the server serves, as its four-letter
+// word does (the same list, fourletter.go's needsServing).
+func (c adminCommand) needsServing() bool {
+	for _, n := range c.names {
+		if needsServing[n] {
+			return true
+		}
+	}
+	return false
+}
+
 var adminCommands = []adminCommand{
 	{[]string{"ruok"}, func(s *Server) map[string]any { return map[string]any{} }},
 	{[]string{"stats", "stat"}, func(s *Server) map[string]any { return s.adminStats(true) }},
@@ -103,7 +114,7 @@ func (s *Server) adminHandler() http.Handler {
 		case !ok:
 			w.WriteHeader(http.StatusNotFound)
 			out = map[string]any{"command": name, "error": "Unknown command: " + name}
-		case !s.serving() && name != "ruok" && name != "environment" && name != "envi" && name != "configuration" && name != "conf":
+		case !s.serving() && cmd.needsServing():
 			w.WriteHeader(http.StatusServiceUnavailable)
 			out = map[string]any{"command": cmd.names[0], "error": "This ZooKeeper instance is not currently serving requests"}
 		default:

@@ -165,15 +165,7 @@ var zkCliScript = strings.Join([]string{
 
 func runZkCli(t *testing.T, addr string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, zkCli, "-server", addr)
-	cmd.Stdin = strings.NewReader(zkCliScript)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("zkCli: %v\n%s", err, out)
-	}
-	return normalizeCli(string(out))
+	return runZkCliScript(t, addr, zkCliScript, false)
 }
 
 // TestZkCliMatchesZooKeeper runs the same zkCli.sh script against ZooKeeper 3.8 and

@@ -127,27 +127,15 @@ type dumpNode struct {
 
 func dumpState(w io.Writer, st *persistence.State, asJSON bool) error {
 	var nodes []dumpNode
-	var walk func(path string)
-	walk = func(path string) {
-		data, stat, _ := st.Tree.Get(path)
-		acl, _, _ := st.Tree.ACL(path)
-		n := dumpNode{Path: path, ACL: acl, Stat: stat}
-		if data != nil {
-			s := string(data)
+	st.Tree.Nodes(func(sn datatree.StoredNode) {
+		_, stat, _ := st.Tree.Get(sn.Path) // the stat as clients see it
+		n := dumpNode{Path: sn.Path, ACL: sn.ACL, Stat: stat}
+		if sn.Data != nil {
+			s := string(sn.Data)
 			n.Data = &s
 		}
 		nodes = append(nodes, n)
-		kids, _, _ := st.Tree.Children(path)
-		sort.Strings(kids)
-		for _, k := range kids {
-			if path == "/" {
-				walk("/" + k)
-			} else {
-				walk(path + "/" + k)
-			}
-		}
-	}
-	walk("/")
+	})
 	type dumpSession struct {
 		ID      string `json:"id"`
 		Timeout int32  `json:"timeout"`

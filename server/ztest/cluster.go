@@ -23,7 +23,7 @@ func StartZkraftCluster(n int, opts Options) (*Cluster, error) {
 	bin := opts.Binary
 	if bin == "" {
 		var err error
-		if bin, err = zkraftBinary(); err != nil {
+		if bin, err = ZkraftBinary(); err != nil {
 			return nil, err
 		}
 	}

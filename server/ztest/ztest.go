@@ -99,13 +99,9 @@ var (
 	buildErr  error
 )
 
-// ZkraftBinary is the zkraft binary the servers run, for tests that run its other
-// commands (see zkraftBinary).
-func ZkraftBinary() (string, error) { return zkraftBinary() }
-
-// zkraftBinary builds ./cmd/zkraft into a temp dir once per process, unless
-// ZKRAFT_BINARY names a binary to use instead.
-func zkraftBinary() (string, error) {
+// ZkraftBinary is the zkraft binary the servers run (tests run its other commands too):
+// ./cmd/zkraft built into a temp dir once per process, unless ZKRAFT_BINARY names one.
+func ZkraftBinary() (string, error) {
 	if b := os.Getenv("ZKRAFT_BINARY"); b != "" {
 		return b, nil
 	}
@@ -190,7 +186,7 @@ func StartZkraft(opts Options) (*Server, error) {
 	bin := opts.Binary
 	if bin == "" {
 		var err error
-		if bin, err = zkraftBinary(); err != nil {
+		if bin, err = ZkraftBinary(); err != nil {
 			return nil, err
 		}
 	}
