@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -41,8 +40,9 @@ func Seed(cfg Config, st *persistence.State) error {
 	if has {
 		return fmt.Errorf("quorum: seed: %s already holds a store", cfg.DataDir)
 	}
-	if data, _, _ := st.Tree.Get(datatree.ConfigPath); len(data) > 0 {
-		st.Tree.SetConfig(datatree.Txn{Zxid: st.Zxid, Time: time.Now().UnixMilli()}, []byte{})
+	if data, stat, _ := st.Tree.Get(datatree.ConfigPath); len(data) > 0 {
+		// Every member is seeded on its own: no clock, so their trees stay identical.
+		st.Tree.SetConfig(datatree.Txn{Zxid: st.Zxid, Time: stat.Mtime}, []byte{})
 	}
 	conf := raft.Configuration{Servers: []raft.Server{{ID: "1", Address: "standalone", Suffrage: raft.Voter}}}
 	if len(cfg.Peers) > 0 {
