@@ -66,9 +66,6 @@ func newImportCommand() *cobra.Command {
 			"sessions (with the passwords ZooKeeper gave them, so clients can reconnect). For a\n" +
 			"cluster, import into every member's data dir with that member's zoo.cfg.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" {
-				return errors.New("give --from-zookeeper")
-			}
 			cfg, err := serverConfig(configPath, dataDir)
 			if err != nil {
 				return err
@@ -86,6 +83,7 @@ func newImportCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&from, "from-zookeeper", "", "the ZooKeeper data dir (holding version-2/)")
+	cmd.MarkFlagRequired("from-zookeeper")
 	storeFlags(cmd, &dataDir, &configPath, "the new zkraft member's")
 	return cmd
 }
@@ -99,9 +97,6 @@ func newExportCommand() *cobra.Command {
 			"snapshot and the log after it), so a migration can be rolled back: start ZooKeeper with\n" +
 			"dataDir=DIR. Export from a standalone server or from the last leader of a cluster.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if to == "" {
-				return errors.New("give --to-zookeeper")
-			}
 			cfg, err := serverConfig(configPath, dataDir)
 			if err != nil {
 				return err
@@ -140,6 +135,7 @@ func newExportCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&to, "to-zookeeper", "", "the new ZooKeeper data dir")
+	cmd.MarkFlagRequired("to-zookeeper")
 	storeFlags(cmd, &dataDir, &configPath, "the stopped zkraft server's")
 	return cmd
 }
@@ -153,9 +149,6 @@ func newRestoreCommand() *cobra.Command {
 			"data dir with it. To restore a cluster, run it for every member with that member's\n" +
 			"zoo.cfg; the members' configuration, not the backup's, becomes the membership.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" {
-				return errors.New("give --from")
-			}
 			cfg, err := serverConfig(configPath, dataDir)
 			if err != nil {
 				return err
@@ -168,6 +161,7 @@ func newRestoreCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the backup: a copy of a stopped server's data dir")
+	cmd.MarkFlagRequired("from")
 	storeFlags(cmd, &dataDir, &configPath, "the new server's")
 	return cmd
 }
@@ -182,9 +176,6 @@ func newBackupCommand() *cobra.Command {
 			"seeds new servers from it. A copy of a stopped member's whole data dir also includes the\n" +
 			"log after the snapshot (docs/operations.md).",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if to == "" {
-				return errors.New("give --to")
-			}
 			cfg, err := serverConfig(configPath, dataDir)
 			if err != nil {
 				return err
@@ -198,6 +189,7 @@ func newBackupCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the backup dir (restore reads it with --from)")
+	cmd.MarkFlagRequired("to")
 	storeFlags(cmd, &dataDir, &configPath, "the server's")
 	return cmd
 }

@@ -126,6 +126,9 @@ func TestSnapshotAndLogTools(t *testing.T) {
 	if _, err := runRoot(t, "restore", "--from", dir, "--data-dir", restored); err == nil {
 		t.Fatal("restore over an existing store")
 	}
+	if _, err := runRoot(t, "restore", "--data-dir", t.TempDir()); err == nil || !strings.Contains(err.Error(), `"from"`) {
+		t.Fatalf("restore without --from: %v", err)
+	}
 	out, err = runRoot(t, "wipe", "--data-dir", dir)
 	if err != nil || !strings.Contains(out, "zkraft.wiped-") {
 		t.Fatalf("wipe: %v %s", err, out)
