@@ -56,17 +56,11 @@ func (d *duties) start() {
 		}
 	})
 	d.tracker = t
-	d.wg.Add(4)
+	d.wg.Add(3)
 	go func() {
 		defer d.wg.Done()
 		if d.n.IsClustered() {
 			d.membershipLoop(ctx)
-		}
-	}()
-	go func() {
-		defer d.wg.Done()
-		if d.n.IsClustered() {
-			d.nudgeLoop(ctx)
 		}
 	}()
 	go func() {

@@ -6,10 +6,13 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// entryV1 is the type byte of every log entry this version writes. A server refuses
-// (panics on) a type byte it does not know, so a newer format gets a new byte and is
-// only proposed once every server runs a version that applies it (see the package doc).
-const entryV1 byte = 1
+// The type bytes of log entries. A server refuses (panics on) a type byte it does not
+// know, so a newer format gets a new byte (see the package doc). This version writes v2
+// and still applies v1, which an older version wrote into the log.
+const (
+	entryV1 byte = 1 // no Conn; Seq named a forwarded proposal
+	entryV2 byte = 2 // Conn after Origin; (Conn, Seq) is the connection's write cursor
+)
 
 // Entry is one replicated command: a client write (or session event) with everything
 // Apply needs to reach the same result on every server: the proposer's clock, the
@@ -24,12 +27,16 @@ type Entry struct {
 	Req     jute.Record // the op's request record; nil for closeSession
 
 	// Origin is the member whose client asked for the entry (empty for the leader's own
-	// duties and in standalone): the session's owner must be that member. Seq names a
-	// proposal a follower forwarded: the follower waits for the entry with its own
-	// Origin and Seq to be applied locally. Seq 0: proposed on the leader, which waits on
-	// Raft's future instead.
+	// duties): the session's owner must be that member.
 	Origin string
-	Seq    uint64
+	// Conn and Seq place a client write in its connection's order: Conn is the
+	// connection (a number unique on Origin), Seq its running write number from 1. The
+	// FSM applies the write only if it directly follows the last one applied for the
+	// session (session.Table.Advance). Conn 0: not a connection's write (createSession,
+	// moveSession, the leader's duties); Seq then only names a proposal a follower
+	// forwarded. Origin, Conn and Seq together name the entry a follower waits to apply.
+	Conn uint64
+	Seq  uint64
 }
 
 // OpMoveSession is zkraft's own op (ZooKeeper revalidates a session at the leader
@@ -83,13 +90,14 @@ func recordFor(op int32) (jute.Record, bool) {
 // Marshal encodes e with its type byte.
 func (e *Entry) Marshal() []byte {
 	enc := &jute.Encoder{Buf: make([]byte, 0, 64)}
-	enc.Buf = append(enc.Buf, entryV1)
+	enc.Buf = append(enc.Buf, entryV2)
 	enc.Long(e.Session)
 	enc.Int(e.Cxid)
 	enc.Long(e.Time)
 	enc.Int(e.Op)
 	enc.Bool(e.Super)
 	enc.String(e.Origin)
+	enc.Long(int64(e.Conn))
 	enc.Long(int64(e.Seq))
 	enc.Int(int32(len(e.Ids)))
 	for i := range e.Ids {
@@ -101,13 +109,17 @@ func (e *Entry) Marshal() []byte {
 	return enc.Buf
 }
 
-// UnmarshalEntry decodes an entry written by Marshal.
+// UnmarshalEntry decodes an entry written by Marshal (or by a version that wrote v1).
 func UnmarshalEntry(b []byte) (*Entry, error) {
-	if len(b) == 0 || b[0] != entryV1 {
+	if len(b) == 0 || (b[0] != entryV1 && b[0] != entryV2) {
 		return nil, fmt.Errorf("quorum: unknown entry type byte in %d-byte entry", len(b))
 	}
 	d := jute.NewDecoder(b[1:])
-	e := &Entry{Session: d.Long(), Cxid: d.Int(), Time: d.Long(), Op: d.Int(), Super: d.Bool(), Origin: d.String(), Seq: uint64(d.Long())}
+	e := &Entry{Session: d.Long(), Cxid: d.Int(), Time: d.Long(), Op: d.Int(), Super: d.Bool(), Origin: d.String()}
+	if b[0] == entryV2 {
+		e.Conn = uint64(d.Long())
+	}
+	e.Seq = uint64(d.Long())
 	if n := d.VectorLen(8); n > 0 {
 		e.Ids = make([]jute.Id, n)
 		for i := range e.Ids {

@@ -5,10 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -21,17 +20,36 @@ type Future interface {
 	Response() interface{}
 }
 
-// ErrNoLeader means a follower could not reach a leader for a forwarded proposal.
+// ErrNoLeader means a follower could not reach a leader for a forwarded proposal, or
+// the stream it went on broke before it was applied here: its outcome is unknown.
 var ErrNoLeader = errors.New("quorum: no leader reachable")
 
+// errNotSent fails a proposal that never reached the leader whole: it was not appended.
+var errNotSent = fmt.Errorf("%w: proposal not sent", ErrNoLeader)
+
+// notAppended reports whether a proposal failed before it could be in the log.
+func notAppended(err error) bool {
+	return errors.Is(err, errNotSent) || errors.Is(err, raft.ErrNotLeader)
+}
+
+// failedFuture is a proposal that was never made.
+type failedFuture struct{ err error }
+
+func (f failedFuture) Error() error          { return f.err }
+func (f failedFuture) Response() interface{} { return nil }
+
+// waitKey names a forwarded proposal among this member's: (Entry.Conn, Entry.Seq).
+type waitKey struct{ conn, seq uint64 }
+
 // forwardFuture is a proposal a follower forwarded to the leader. It completes when the
-// entry is applied here (the FSM finds it by Origin and Seq) or when the stream to the
-// leader fails first, in which case the outcome is unknown.
+// entry is applied here (the FSM finds it by Origin, Conn and Seq), or when the leader
+// refused it or the stream it went on broke first, in which case the outcome is unknown.
 type forwardFuture struct {
-	once sync.Once
-	done chan struct{}
-	res  *Result
-	err  error
+	once   sync.Once
+	done   chan struct{}
+	stream *peerStream
+	res    *Result
+	err    error
 }
 
 func (f *forwardFuture) complete(res *Result, err error) {
@@ -44,378 +62,277 @@ func (f *forwardFuture) complete(res *Result, err error) {
 func (f *forwardFuture) Error() error          { <-f.done; return f.err }
 func (f *forwardFuture) Response() interface{} { <-f.done; return f.res }
 
-// Frame kinds on the peer stream, follower to leader.
-const (
-	frameEntry byte = 'E' // a proposal: Entry.Marshal follows
-	// framePings is a follower's heartbeat: its id (a length byte, then the id) and the
-	// sessions heard from since the last one, as (id int64, timeout int32) pairs.
-	framePings byte = 'P'
-	// frameQuery asks whether the member has a Raft state; the answer is one frame of
-	// one byte, 1 or 0, and the stream ends. A new server asks before it bootstraps.
-	frameQuery byte = 'Q'
-)
-
-// maxForwardFrame bounds one forwarded entry (jute.maxbuffer plus the entry header).
-const maxForwardFrame = 4 << 20
-
-func writeFrame(w *bufio.Writer, b []byte) error {
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
-	if _, err := w.Write(n[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(b)
-	return err
-}
-
-func readFrame(r *bufio.Reader) ([]byte, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, err
-	}
-	size := binary.BigEndian.Uint32(n[:])
-	if size > maxForwardFrame {
-		return nil, fmt.Errorf("quorum: forwarded frame of %d bytes", size)
-	}
-	b := make([]byte, size)
-	_, err := io.ReadFull(r, b)
-	return b, err
-}
-
-// forwarder is a follower's one ordered stream of proposals to the current leader:
-// one stream keeps every connection's writes in the order they were proposed.
+// forwarder is a follower's (or observer's) one stream to the current leader, kept by a
+// dialer goroutine of its own: a proposal never dials and never waits holding a lock,
+// so an election stalls no reader and no other connection. Every proposal goes on the
+// stream there is when it is made; when the stream breaks or the leader changes, the
+// proposals still waiting on the old stream fail (outcome unknown) and nothing is sent
+// again: the connections that made them are closed, so none of their later writes is
+// applied without them.
 type forwarder struct {
 	n       *Node
 	mu      sync.Mutex
-	conn    net.Conn
-	bw      *bufio.Writer
-	leader  string
-	seq     uint64
-	pending map[uint64]*pendingEntry
+	st      *peerStream   // to the leader; nil while there is none
+	changed chan struct{} // closed when st changes
+	kick    chan struct{} // wakes the dialer
+	sysSeq  atomic.Uint64 // Seq of proposals that are no connection's (Conn 0)
+
+	touchMu sync.Mutex
 	touched map[int64]int32 // sessions heard from since the last ping to the leader
 }
 
-// pendingEntry is a forwarded proposal the leader has not answered yet; data is kept so
-// it can be sent again when the member turned out not to lead.
-type pendingEntry struct {
-	fut  *forwardFuture
-	data []byte
+// peerStream is one TCP stream from this member to the member it takes for the leader.
+type peerStream struct {
+	conn   net.Conn
+	leader string
+	wmu    sync.Mutex // one frame at a time
+	bw     *bufio.Writer
+	broken atomic.Bool
+	// left: the member said it no longer leads, or refused a proposal as not the leader;
+	// no new proposal goes on the stream (those on it still get their answers).
+	left atomic.Bool
 }
 
-// newForwarder starts Seq at the clock, so a restarted server never waits on an entry
-// its previous run forwarded with the same Seq (the log may still be replaying it).
+// peerWriteTimeout bounds every flush on a peer stream: a member that stops reading is
+// dropped, not waited for.
+const peerWriteTimeout = 5 * time.Second
+
+func (s *peerStream) write(kind byte, body []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.conn.SetWriteDeadline(time.Now().Add(peerWriteTimeout))
+	if err := writeFrame(s.bw, kind, body); err != nil {
+		return err
+	}
+	return s.bw.Flush()
+}
+
+// newForwarder starts the system Seq at the clock, so a restarted server never waits on
+// an entry its previous run forwarded with the same Seq (the log may still replay it).
 func newForwarder(n *Node) *forwarder {
-	return &forwarder{n: n, pending: map[uint64]*pendingEntry{}, seq: uint64(time.Now().UnixNano())}
+	fw := &forwarder{n: n, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	fw.sysSeq.Store(uint64(time.Now().UnixNano()))
+	return fw
 }
 
-// forward sends e to the leader; the future completes when e is applied here.
-func (fw *forwarder) forward(e *Entry) Future {
-	fut := &forwardFuture{done: make(chan struct{})}
+// usable returns the stream to the leader if there is one new proposals may take, else
+// nil and a channel closed when the stream changes. During an election (no leader
+// known) there is none: a proposal waits for the winner rather than go to the old
+// leader, which would most likely refuse it.
+func (fw *forwarder) usable() (*peerStream, <-chan struct{}) {
 	fw.mu.Lock()
-	defer fw.mu.Unlock()
-	if err := fw.reconnectLocked(); err != nil {
-		fut.complete(nil, err)
+	st, changed := fw.st, fw.changed
+	fw.mu.Unlock()
+	if _, leader := fw.n.raft.LeaderWithID(); st != nil && string(leader) == st.leader && !st.left.Load() {
+		return st, nil
+	}
+	fw.wakeDialer()
+	return nil, changed
+}
+
+// send forwards e on st; the future completes when e is applied here.
+func (fw *forwarder) send(e *Entry, st *peerStream) Future {
+	fut := &forwardFuture{done: make(chan struct{}), stream: st}
+	key := waitKey{conn: e.Conn, seq: e.Seq}
+	fw.n.FSM.waiters.Store(key, fut)
+	if st.broken.Load() {
+		// broke before the waiter was stored: nothing else fails it
+		fw.n.FSM.waiters.Delete(key)
+		fut.complete(nil, fmt.Errorf("%w: stream to leader broke", errNotSent))
 		return fut
 	}
-	fw.seq++
-	e.Origin, e.Seq = fw.n.cfg.ID, fw.seq
-	data := append([]byte{frameEntry}, e.Marshal()...)
-	fw.pending[e.Seq] = &pendingEntry{fut: fut, data: data}
-	fw.n.FSM.waiters.Store(e.Seq, fut)
-	err := writeFrame(fw.bw, data)
-	if err == nil {
-		err = fw.bw.Flush()
-	}
-	if err != nil {
-		fw.dropLocked(fmt.Errorf("%w: %v", ErrNoLeader, err))
+	if err := st.write(frameEntry, e.Marshal()); err != nil {
+		// The leader cannot decode a frame that did not arrive whole.
+		fw.n.FSM.waiters.Delete(key)
+		fut.complete(nil, fmt.Errorf("%w: %v", errNotSent, err))
+		fw.breakStream(st, fmt.Errorf("%w: %v", ErrNoLeader, err))
 	}
 	return fut
 }
 
-// reconnectLocked connects to the leader, waiting while an election runs or the new
-// leader starts listening rather than fail a proposal that was not sent yet. It holds the
-// lock while it waits, so no proposal overtakes another.
-func (fw *forwarder) reconnectLocked() error {
-	deadline := time.Now().Add(10 * fw.n.cfg.HeartbeatTimeout)
-	for {
-		err := fw.connectLocked()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// resendLocked is called when the member the stream went to answered that it does not
-// lead: it appended none of the entries still pending (it refuses every entry after
-// the first refusal), so they go again, in order, to the leader there is now.
-func (fw *forwarder) resendLocked(stale net.Conn) {
-	if fw.conn == stale {
-		fw.conn.Close()
-		fw.conn = nil
-	}
-	seqs := make([]uint64, 0, len(fw.pending))
-	for seq := range fw.pending {
-		seqs = append(seqs, seq)
-	}
-	slices.Sort(seqs)
-	if err := fw.reconnectLocked(); err != nil {
-		fw.dropLocked(err)
+// breakStream closes st and fails every proposal still waiting on it.
+func (fw *forwarder) breakStream(st *peerStream, err error) {
+	if !st.broken.CompareAndSwap(false, true) {
 		return
 	}
-	for _, seq := range seqs {
-		if p := fw.pending[seq]; p != nil {
-			if err := writeFrame(fw.bw, p.data); err != nil {
-				fw.dropLocked(fmt.Errorf("%w: %v", ErrNoLeader, err))
-				return
+	st.conn.Close()
+	fw.mu.Lock()
+	if fw.st == st {
+		fw.st = nil
+		close(fw.changed)
+		fw.changed = make(chan struct{})
+	}
+	fw.mu.Unlock()
+	fw.n.FSM.waiters.Range(func(k, v any) bool {
+		if f := v.(*forwardFuture); f.stream == st {
+			if _, ok := fw.n.FSM.waiters.LoadAndDelete(k); ok {
+				f.complete(nil, err)
 			}
 		}
-	}
-	if err := fw.bw.Flush(); err != nil {
-		fw.dropLocked(fmt.Errorf("%w: %v", ErrNoLeader, err))
+		return true
+	})
+	fw.wakeDialer()
+}
+
+func (fw *forwarder) wakeDialer() {
+	select {
+	case fw.kick <- struct{}{}:
+	default:
 	}
 }
 
-// connectLocked dials the current leader's peer address if the stream is not to it.
-func (fw *forwarder) connectLocked() error {
+// dialLoop keeps the stream pointed at the leader: woken by raft's leader observations,
+// by a proposal or a broken stream, and every `every` in case a dial failed.
+func (fw *forwarder) dialLoop(every time.Duration, leaderChanged <-chan raft.Observation) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-fw.n.done:
+			return
+		case <-t.C:
+		case <-fw.kick:
+		case <-leaderChanged:
+		}
+		fw.redial()
+	}
+}
+
+func (fw *forwarder) redial() {
 	_, id := fw.n.raft.LeaderWithID()
-	if id == "" {
-		return fmt.Errorf("%w: none known", ErrNoLeader)
-	}
-	if fw.conn != nil && fw.leader == string(id) {
-		return nil
-	}
-	if fw.conn != nil {
-		fw.dropLocked(fmt.Errorf("%w: the leader changed", ErrNoLeader))
+	fw.mu.Lock()
+	st := fw.st
+	fw.mu.Unlock()
+	switch {
+	case id == "": // an election: keep the stream, the old leader may win again
+		return
+	case string(id) == fw.n.cfg.ID:
+		if st != nil {
+			fw.breakStream(st, fmt.Errorf("%w: this member leads now", ErrNoLeader))
+		}
+		return
+	case st != nil && st.leader == string(id):
+		// The same leader: keep the stream, unless it said it left and raft has not
+		// learned of the new leader yet (dialing it again would only be refused).
+		return
 	}
 	p, ok := fw.n.peer(string(id))
 	if !ok {
-		return fmt.Errorf("%w: leader %s is not a known member", ErrNoLeader, id)
+		return
 	}
 	c, err := fw.n.cfg.Network.Dial(p.PeerAddr, 2*time.Second)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrNoLeader, err)
+		return
 	}
-	fw.conn, fw.bw, fw.leader = c, bufio.NewWriter(c), string(id)
-	go fw.readReplies(c)
-	return nil
+	if st != nil {
+		fw.breakStream(st, fmt.Errorf("%w: the leader changed", ErrNoLeader))
+	}
+	nst := &peerStream{conn: c, leader: string(id), bw: bufio.NewWriter(c)}
+	fw.mu.Lock()
+	fw.st = nst
+	close(fw.changed)
+	fw.changed = make(chan struct{})
+	fw.mu.Unlock()
+	go fw.readFrom(nst)
+	fw.ping(nst) // the leader counts its learners by these
 }
 
-// dropLocked closes the stream and fails every proposal still in flight on it: their
-// outcome is unknown, so the clients that made them lose their connections.
-func (fw *forwarder) dropLocked(err error) {
-	if fw.conn != nil {
-		fw.conn.Close()
-		fw.conn = nil
-	}
-	for seq, p := range fw.pending {
-		fw.n.FSM.waiters.Delete(seq)
-		p.fut.complete(nil, err)
-		delete(fw.pending, seq)
-	}
-}
-
-// readReplies reads the leader's answers: an empty error means the entry is in the
-// log (the future completes when it is applied here); otherwise the proposal failed.
-func (fw *forwarder) readReplies(c net.Conn) {
-	br := bufio.NewReader(c)
+// readFrom reads what the leader sends on st: commit notices and refused proposals.
+func (fw *forwarder) readFrom(st *peerStream) {
+	br := bufio.NewReader(st.conn)
 	for {
 		b, err := readFrame(br)
-		if err != nil || len(b) < 8 {
-			fw.mu.Lock()
-			if fw.conn == c {
-				fw.dropLocked(fmt.Errorf("%w: stream to leader broke", ErrNoLeader))
+		if err != nil || len(b) == 0 {
+			fw.breakStream(st, fmt.Errorf("%w: stream to leader broke", ErrNoLeader))
+			return
+		}
+		switch {
+		case b[0] == frameCommit && len(b) == 17:
+			fw.n.catch.notice(commitPoint{index: binary.BigEndian.Uint64(b[1:]), term: binary.BigEndian.Uint64(b[9:])})
+		case b[0] == frameLeft && len(b) == 1:
+			st.left.Store(true)
+			fw.wakeDialer()
+		case b[0] == frameRefused && len(b) >= 18:
+			if b[17] == refusedNotLeader {
+				st.left.Store(true)
 			}
-			fw.mu.Unlock()
+			key := waitKey{conn: binary.BigEndian.Uint64(b[1:]), seq: binary.BigEndian.Uint64(b[9:])}
+			// Only the proposal sent on this stream: a refused write may be on its way
+			// again, under the same key, on another.
+			if f, ok := fw.n.FSM.waiters.Load(key); ok && f.(*forwardFuture).stream == st && fw.n.FSM.waiters.CompareAndDelete(key, f) {
+				f.(*forwardFuture).complete(nil, decodeRefusal(b[17], b[18:]))
+			}
+		default:
+			fw.breakStream(st, fmt.Errorf("%w: bad frame from leader", ErrNoLeader))
 			return
-		}
-		seq := binary.BigEndian.Uint64(b[:8])
-		fw.mu.Lock()
-		if fw.conn != c {
-			fw.mu.Unlock()
-			return // the stream was replaced; its pending entries went elsewhere
-		}
-		if string(b[8:]) == raft.ErrNotLeader.Error() {
-			fw.resendLocked(c)
-			fw.mu.Unlock()
-			return
-		}
-		p := fw.pending[seq]
-		delete(fw.pending, seq)
-		fw.mu.Unlock()
-		if p != nil && len(b) > 8 {
-			fw.n.FSM.waiters.Delete(seq)
-			p.fut.complete(nil, errors.New(string(b[8:])))
 		}
 	}
 }
 
 // touch records that a session was heard from here; pingLoop reports it to the leader.
 func (fw *forwarder) touch(id int64, timeout int32) {
-	fw.mu.Lock()
-	if fw.touched == nil {
-		fw.touched = map[int64]int32{}
-	}
-	fw.touched[id] = timeout
-	fw.mu.Unlock()
+	fw.touchMu.Lock()
+	fw.touch0(id, timeout)
+	fw.touchMu.Unlock()
 }
 
 // pingLoop sends the sessions heard from to the leader every half tick, so sessions
 // connected to a follower do not expire on the leader.
-func (fw *forwarder) pingLoop(every time.Duration, done <-chan struct{}) {
+func (fw *forwarder) pingLoop(every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
-		case <-done:
+		case <-fw.n.done:
 			return
 		case <-t.C:
 		}
 		fw.mu.Lock()
-		// Sent even with no sessions: the leader counts its learners by these.
-		if fw.connectLocked() == nil {
-			msg := append([]byte{framePings, byte(len(fw.n.cfg.ID))}, fw.n.cfg.ID...)
-			for id, to := range fw.touched {
-				msg = binary.BigEndian.AppendUint64(msg, uint64(id))
-				msg = binary.BigEndian.AppendUint32(msg, uint32(to))
-			}
-			if writeFrame(fw.bw, msg) == nil && fw.bw.Flush() == nil {
-				fw.touched = nil
+		st := fw.st
+		fw.mu.Unlock()
+		if st != nil {
+			fw.ping(st)
+		}
+	}
+}
+
+// ping sends the sessions touched since the last ping (sent even with none: the leader
+// counts its learners by these). Sessions a failed ping carried are kept for the next.
+func (fw *forwarder) ping(st *peerStream) {
+	fw.touchMu.Lock()
+	touched := fw.touched
+	fw.touched = nil
+	fw.touchMu.Unlock()
+	msg := append([]byte{byte(len(fw.n.cfg.ID))}, fw.n.cfg.ID...)
+	for id, to := range touched {
+		msg = binary.BigEndian.AppendUint64(msg, uint64(id))
+		msg = binary.BigEndian.AppendUint32(msg, uint32(to))
+	}
+	if err := st.write(framePings, msg); err != nil {
+		fw.touchMu.Lock()
+		for id, to := range touched {
+			if _, ok := fw.touched[id]; !ok {
+				fw.touch0(id, to)
 			}
 		}
-		fw.mu.Unlock()
+		fw.touchMu.Unlock()
+		fw.breakStream(st, fmt.Errorf("%w: %v", ErrNoLeader, err))
 	}
+}
+
+// touch0 is touch with touchMu held.
+func (fw *forwarder) touch0(id int64, timeout int32) {
+	if fw.touched == nil {
+		fw.touched = map[int64]int32{}
+	}
+	fw.touched[id] = timeout
 }
 
 func (fw *forwarder) close() {
 	fw.mu.Lock()
-	fw.dropLocked(ErrNoLeader)
+	st := fw.st
 	fw.mu.Unlock()
-}
-
-// servePeers accepts followers' streams on the peer port. Each stream's entries are
-// stamped with this server's clock and appended to the log in stream order; the answer
-// (empty, or the error) goes back in the same order.
-func (n *Node) servePeers(l net.Listener) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		go n.servePeer(c)
+	if st != nil {
+		fw.breakStream(st, ErrNoLeader)
 	}
-}
-
-func (n *Node) servePeer(c net.Conn) {
-	defer c.Close()
-	type inflight struct {
-		seq uint64
-		f   raft.ApplyFuture
-		err error
-	}
-	answers := make(chan inflight, 1024)
-	go func() {
-		bw := bufio.NewWriter(c)
-		for a := range answers {
-			err := a.err
-			if err == nil {
-				if err = a.f.Error(); errors.Is(err, raft.ErrNotLeader) {
-					// Not a refusal before appending: later entries may be in the log.
-					err = raft.ErrLeadershipLost
-				}
-			}
-			msg := make([]byte, 8, 64)
-			binary.BigEndian.PutUint64(msg, a.seq)
-			if err != nil {
-				msg = append(msg, err.Error()...)
-			}
-			if writeFrame(bw, msg) != nil {
-				c.Close()
-				return
-			}
-			if len(answers) == 0 && bw.Flush() != nil {
-				c.Close()
-				return
-			}
-		}
-	}()
-	defer close(answers)
-	refusing := false
-	br := bufio.NewReader(c)
-	for {
-		b, err := readFrame(br)
-		if err != nil || len(b) == 0 {
-			return
-		}
-		if b[0] == frameQuery {
-			var has byte
-			if n.raft.LastIndex() > 0 {
-				has = 1
-			}
-			w := bufio.NewWriter(c)
-			if writeFrame(w, []byte{has}) == nil {
-				w.Flush()
-			}
-			return
-		}
-		if b[0] == framePings {
-			if len(b) < 2 || len(b) < 2+int(b[1]) {
-				return
-			}
-			n.learnerSeen(string(b[2 : 2+int(b[1])]))
-			for p := b[2+int(b[1]):]; len(p) >= 12; p = p[12:] {
-				n.duties.touch(int64(binary.BigEndian.Uint64(p)), int32(binary.BigEndian.Uint32(p[8:])))
-			}
-			continue
-		}
-		e, err := UnmarshalEntry(b[1:])
-		if err != nil || b[0] != frameEntry {
-			return
-		}
-		// Once this member has refused an entry as not the leader, it refuses the rest
-		// of the stream too, so the follower can send them all again in order.
-		if refusing = refusing || n.raft.State() != raft.Leader; refusing {
-			answers <- inflight{seq: e.Seq, err: raft.ErrNotLeader}
-			continue
-		}
-		e.Time = time.Now().UnixMilli()
-		answers <- inflight{seq: e.Seq, f: n.raft.Apply(e.Marshal(), 0)}
-	}
-}
-
-// clusterFormed asks the other configured members whether any of them already holds a
-// Raft state. A new server whose cluster exists must not bootstrap one of its own: it
-// waits to be added (it was started for a reconfig -add, or its data dir was wiped).
-func clusterFormed(cfg *Config) bool {
-	answers := make(chan bool, len(cfg.Peers))
-	asked := 0
-	for _, p := range cfg.Peers {
-		if p.ID == cfg.ID {
-			continue
-		}
-		asked++
-		go func(addr string) {
-			answers <- askFormed(cfg.Network, addr)
-		}(p.PeerAddr)
-	}
-	formed := false
-	for ; asked > 0; asked-- {
-		formed = <-answers || formed
-	}
-	return formed
-}
-
-func askFormed(network Network, addr string) bool {
-	c, err := network.Dial(addr, time.Second)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Second))
-	w := bufio.NewWriter(c)
-	if writeFrame(w, []byte{frameQuery}) != nil || w.Flush() != nil {
-		return false
-	}
-	b, err := readFrame(bufio.NewReader(c))
-	return err == nil && len(b) == 1 && b[0] == 1
 }

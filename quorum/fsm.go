@@ -54,9 +54,26 @@ type FSM struct {
 	sessionsChanged func(id int64, timeout int32, created bool)
 
 	// self is this server's id; waiters holds the forwarded proposals of this server
-	// that wait to be applied here, by Seq.
+	// that wait to be applied here, by their (Conn, Seq).
 	self    string
-	waiters sync.Map // uint64 -> *forwardFuture
+	waiters sync.Map // waitKey -> *forwardFuture
+
+	// applyMu orders every apply: raft's own (Apply) and the early ones a commit notice
+	// allows (applyCommitted, see commit_notice.go). appliedIndex is the Raft index of
+	// the last entry applied either way; early holds the results of entries applied
+	// early, in index order, until raft's Apply of the same entry returns them.
+	applyMu      sync.Mutex
+	appliedIndex atomic.Uint64
+	early        []earlyResult
+	earlyApplied atomic.Uint64
+	// committed is the (index, term) of the last command applied, which is committed;
+	// commitNoticed, if set, is told of it (the leader passes it on to the members).
+	committed     atomic.Pointer[commitPoint]
+	commitNoticed func()
+	// OnRestored, if set, is called after Restore replaced the state while serving.
+	OnRestored func()
+	// zxidWaits are callers waiting for a zxid to be applied (WaitApplied).
+	zxidWaits zxidWaits
 
 	// members is the membership /zookeeper/config holds (nil before one is set).
 	members atomic.Pointer[Membership]
@@ -66,17 +83,13 @@ type FSM struct {
 	// logger, if set, gets one line per snapshot written.
 	logger *slog.Logger
 
-	// applied is signalled after every applied command (see commit_nudge.go).
-	applied chan struct{}
-
 	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
 	canRead  watch.ReadCheck
 }
 
 // NewFSM returns a state machine with a fresh tree.
 func NewFSM(opts datatree.Options) *FSM {
-	f := &FSM{tree: datatree.New(opts), sessions: session.NewTable(), opts: opts, Watches: watch.New(),
-		applied: make(chan struct{}, 1)}
+	f := &FSM{tree: datatree.New(opts), sessions: session.NewTable(), opts: opts, Watches: watch.New()}
 	f.handlers = map[int32]func(int64, *Entry) (*Result, []datatree.Event){
 		jute.OpCreateSession: f.applyCreateSession,
 		jute.OpCloseSession:  f.applyCloseSession,
@@ -111,12 +124,24 @@ func (f *FSM) Read(fn func(t *datatree.Tree, s *session.Table)) {
 	fn(f.tree, f.sessions)
 }
 
-// Apply applies one committed log entry. An entry that cannot be decoded panics: the
-// servers must not diverge. ZooKeeper-level failures are returned in the Result.
+// Apply applies one committed log entry, unless a commit notice let this member apply
+// it already. An entry that cannot be decoded panics: the servers must not diverge.
+// ZooKeeper-level failures are returned in the Result.
 func (f *FSM) Apply(l *raft.Log) interface{} {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	if l.Index <= f.appliedIndex.Load() {
+		return f.earlyResult(l.Index)
+	}
+	f.appliedIndex.Store(l.Index)
 	if l.Type != raft.LogCommand {
 		return nil
 	}
+	return f.apply(l)
+}
+
+// apply applies a command entry; under applyMu, with appliedIndex already at it.
+func (f *FSM) apply(l *raft.Log) *Result {
 	e, err := UnmarshalEntry(l.Data)
 	if err != nil {
 		panic(fmt.Sprintf("quorum: log entry %d: %v", l.Index, err))
@@ -130,10 +155,14 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 		f.Watches.Trigger(ev.Type, ev.Path, zxid, f.canRead)
 	}
 	f.mu.Unlock()
-	f.signalApplied()
+	f.committed.Store(&commitPoint{index: l.Index, term: l.Term})
+	if f.commitNoticed != nil {
+		f.commitNoticed()
+	}
+	f.zxidWaits.release(zxid)
 	res.Zxid = zxid
-	if e.Seq != 0 && e.Origin == f.self {
-		if w, ok := f.waiters.LoadAndDelete(e.Seq); ok {
+	if e.Origin == f.self && e.Seq != 0 {
+		if w, ok := f.waiters.LoadAndDelete(waitKey{conn: e.Conn, seq: e.Seq}); ok {
 			w.(*forwardFuture).complete(res, nil)
 		}
 	}
@@ -161,8 +190,16 @@ func (f *FSM) txn(zxid int64, e *Entry) datatree.Txn {
 		Caller: datatree.Caller{Session: e.Session, Ids: e.Ids, Super: e.Super}}
 }
 
+// ErrOutOfOrder is the Result.Err of a connection's write that does not directly follow
+// the last one applied of its connection (an earlier write was lost): it is not applied,
+// and the connection that sent it is closed without an answer, so its client sees
+// ConnectionLoss (the code's name on the client side) and never a later write applied
+// without an earlier one.
+const ErrOutOfOrder = jute.ErrConnectionLoss
+
 // checkSession is ZooKeeper's checkSession(id, owner): the session must exist and, for
-// an entry a client asked for, be owned by the member it came through.
+// an entry a client asked for, be owned by the member it came through. A connection's
+// write must then follow its previous one (see ErrOutOfOrder); it moves the cursor.
 func (f *FSM) checkSession(e *Entry) jute.Code {
 	s, ok := f.sessions.Get(e.Session)
 	switch {
@@ -170,6 +207,8 @@ func (f *FSM) checkSession(e *Entry) jute.Code {
 		return jute.ErrSessionExpired
 	case e.Origin != "" && s.Owner != e.Origin:
 		return jute.ErrSessionMoved
+	case e.Conn != 0 && !f.sessions.Advance(e.Session, e.Conn, e.Seq):
+		return ErrOutOfOrder
 	}
 	return jute.OK
 }
@@ -285,7 +324,14 @@ func (f *FSM) applyReconfig(zxid int64, e *Entry) (*Result, []datatree.Event) {
 	return &Result{Resp: &jute.GetDataResponse{Data: data, Stat: st}}, events
 }
 
+// applySync answers a client's sync once it is applied; the member's catch-up sync has
+// no session. A client's sync is one of its connection's writes, in its order.
 func (f *FSM) applySync(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	if e.Conn != 0 {
+		if code := f.checkSession(e); code != jute.OK {
+			return &Result{Err: code}, nil
+		}
+	}
 	return &Result{Resp: &jute.SyncResponse{Path: e.Req.(*jute.SyncRequest).Path}}, nil
 }
 
@@ -306,20 +352,30 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	return &fsmSnapshot{fsm: f, tree: f.tree, frozen: fz, head: head}, nil
 }
 
-// Restore replaces the state with a snapshot's.
+// Restore replaces the state with a snapshot's. Entries up to the snapshot's zxid are
+// then skipped when raft or a commit notice offers them again; the ones after it that
+// are not commands change nothing, so they may be applied again.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	st, err := persistence.ReadState(rc, f.opts)
 	if err != nil {
 		return err
 	}
+	f.applyMu.Lock()
 	f.mu.Lock()
 	f.tree, f.sessions = st.Tree, st.Sessions
 	f.lastZxid.Store(st.Zxid)
+	f.appliedIndex.Store(uint64(st.Zxid))
+	f.early = nil
 	f.loadMembers()
 	f.mu.Unlock()
+	f.applyMu.Unlock()
+	f.zxidWaits.release(st.Zxid)
 	if f.membersChanged != nil {
 		f.membersChanged()
+	}
+	if f.OnRestored != nil {
+		f.OnRestored()
 	}
 	return nil
 }

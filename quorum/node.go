@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -29,11 +30,17 @@ type Config struct {
 	SnapshotThreshold uint64
 	// SnapshotRetain is how many snapshots are kept (autopurge.snapRetainCount).
 	SnapshotRetain int
-	Logger         *slog.Logger
+	// TrailingLogs is how many entries a snapshot leaves in the log, for members that
+	// are behind; one further behind gets the snapshot instead.
+	TrailingLogs uint64
+	Logger       *slog.Logger
 	// OnSessionClosed is called after a closeSession entry is applied (see FSM).
 	OnSessionClosed func(id int64)
 	// OnSessionMoved is called after a session's owner changed (see FSM).
 	OnSessionMoved func(id int64, owner string)
+	// OnRestored is called after a snapshot from the leader replaced the state while
+	// the node runs (see FSM).
+	OnRestored func()
 
 	// ID and Peers make a cluster: Peers lists every member (this one included) with
 	// its Raft address (ZooKeeper's election port). No peers: a standalone one-voter
@@ -42,6 +49,11 @@ type Config struct {
 	Peers []Peer
 	// HeartbeatTimeout is the Raft heartbeat and election timeout of a cluster.
 	HeartbeatTimeout time.Duration
+	// CommitTimeout is how long Raft's leader waits, with nothing to send, before it
+	// sends an empty AppendEntries that carries its commit index. Members learn of
+	// commits from commit notices at once (commit_notice.go), so this is only the
+	// fallback; a short one keeps an idle cluster busy.
+	CommitTimeout time.Duration
 	// Network carries the members' streams; nil is TCP.
 	Network Network
 }
@@ -66,8 +78,10 @@ func DefaultConfig(dataDir string) Config {
 		ContainerCheckInterval: time.Minute,
 		SnapshotThreshold:      100000,
 		SnapshotRetain:         3,
+		TrailingLogs:           10240,
 		Logger:                 slog.Default(),
 		HeartbeatTimeout:       500 * time.Millisecond,
+		CommitTimeout:          50 * time.Millisecond,
 	}
 }
 
@@ -80,6 +94,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("quorum: TickTime %v must be positive", c.TickTime)
 	case c.ContainerCheckInterval <= 0:
 		return fmt.Errorf("quorum: ContainerCheckInterval %v must be positive", c.ContainerCheckInterval)
+	case c.CommitTimeout <= 0:
+		return fmt.Errorf("quorum: CommitTimeout %v must be positive", c.CommitTimeout)
 	case c.SnapshotRetain < 1:
 		return fmt.Errorf("quorum: SnapshotRetain %d must be at least 1", c.SnapshotRetain)
 	case len(c.Peers) > 0 && c.self() == nil:
@@ -116,6 +132,15 @@ type Node struct {
 	membersChanged chan struct{}
 	// learners is when each follower or observer last sent its heartbeat (leader).
 	learners sync.Map // member id -> time.Time
+	// commits wakes the peer streams' writers to send commit notices; catch applies
+	// the notices this member gets (commit_notice.go).
+	commits commitSubs
+	catch   *catchUp
+	// conns numbers the client connections' Streams; it starts at the clock, so a
+	// restarted member never reuses a number its previous run gave.
+	conns atomic.Uint64
+	// peerConns are the members' streams accepted on the peer port, closed with the node.
+	peerConns sync.Map // net.Conn -> struct{}
 }
 
 // Open starts a node: with no peers a one-voter Raft cluster over an in-memory
@@ -136,7 +161,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs, err := raft.NewLogCache(1024, store.Log)
+	cache, err := raft.NewLogCache(1024, store.Log)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -149,18 +174,25 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
-	rc.CommitTimeout = idleCommitTimeout
+	rc.CommitTimeout = cfg.CommitTimeout
 	rc.MaxAppendEntries = 1024
 	rc.BatchApplyCh = true
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	// Raft checks the threshold on this timer (randomized up to twice it); its default of
 	// two minutes lets the log grow far past snapCount under load.
 	rc.SnapshotInterval = 5 * time.Second
-	rc.TrailingLogs = 10240
+	rc.TrailingLogs = cfg.TrailingLogs
 	notify := make(chan bool, 8)
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
+	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{})}
+	n.conns.Store(uint64(time.Now().UnixNano()))
+	n.catch = newCatchUp(fsm, cache)
+	logs := &noticedLogs{LogCache: cache, stored: n.catch.stored}
+	if len(cfg.Peers) > 0 {
+		fsm.commitNoticed = n.commits.notify
+	}
 	fsm.self = cfg.ID
 	fsm.logger = cfg.Logger
 	d := &duties{}
@@ -173,10 +205,10 @@ func Open(cfg Config) (*Node, error) {
 	}
 	fsm.OnSessionClosed = cfg.OnSessionClosed
 	fsm.OnSessionMoved = cfg.OnSessionMoved
-	membersChanged := make(chan struct{}, 1)
+	n.membersChanged = make(chan struct{}, 1)
 	fsm.membersChanged = func() {
 		select {
-		case membersChanged <- struct{}{}:
+		case n.membersChanged <- struct{}{}:
 		default:
 		}
 	}
@@ -205,6 +237,7 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
+	fsm.OnRestored = cfg.OnRestored // after restoreNewest: only a leader's snapshot counts
 	r, err := raft.NewRaft(rc, fsm, logs, store.Stable, snaps, trans)
 	if err != nil {
 		if c, ok := trans.(io.Closer); ok {
@@ -213,7 +246,7 @@ func Open(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
-	n := &Node{cfg: cfg, FSM: fsm, raft: r, store: store, trans: trans, notify: notify, done: make(chan struct{}), membersChanged: membersChanged}
+	n.raft, n.trans = r, trans
 	d.n = n
 	n.duties = d
 	n.fwd = newForwarder(n)
@@ -222,8 +255,15 @@ func Open(cfg Config) (*Node, error) {
 			n.Close()
 			return nil, fmt.Errorf("quorum: listen on peer address %s: %w", self.PeerAddr, err)
 		}
+		leaderChanged := make(chan raft.Observation, 1)
+		r.RegisterObserver(raft.NewObserver(leaderChanged, false, func(o *raft.Observation) bool {
+			_, ok := o.Data.(raft.LeaderObservation)
+			return ok
+		}))
 		go n.servePeers(n.peers)
-		go n.fwd.pingLoop(cfg.TickTime/2, n.done)
+		go n.fwd.dialLoop(cfg.HeartbeatTimeout/2, leaderChanged)
+		go n.fwd.pingLoop(cfg.TickTime / 2)
+		go n.catch.run(n.done)
 	}
 	go n.watchLeadership()
 	return n, nil
@@ -324,18 +364,61 @@ func (n *Node) WaitLeader(timeout time.Duration) error {
 	return n.raft.Barrier(time.Until(deadline)).Error()
 }
 
-// Propose submits e to the log: on the leader directly, on a follower over its one
-// stream to the leader. Entries proposed from one goroutine are applied in the order
-// proposed. The future's Response is a *Result once e is applied here; its Error is set
-// when the outcome is unknown (no leader, leadership lost, stream broken).
+// Propose submits an entry that is no client connection's write (a new session, a
+// moved session, a catch-up sync, a leader's duty): on the leader directly, on a
+// follower over its stream to the leader. A connection's writes go through its Stream,
+// which keeps them in order. The future's Response is a *Result once e is applied here;
+// its Error is set when the outcome is unknown (no leader, leadership lost, stream
+// broken). Every such entry is safe to apply twice (a session id already taken, a
+// session already moved or closed, a node already deleted, a config already set are
+// all refused by Apply), so one that failed because the leader went away is proposed
+// again, for up to ten heartbeat timeouts, when the future is waited for.
 func (n *Node) Propose(e *Entry) Future {
 	if e.Time == 0 {
 		e.Time = time.Now().UnixMilli()
 	}
-	if len(n.cfg.Peers) > 0 && n.raft.State() != raft.Leader {
-		return n.fwd.forward(e)
+	return &retryFuture{n: n, e: e, f: n.propose(e), until: time.Now().Add(10 * n.cfg.HeartbeatTimeout)}
+}
+
+func (n *Node) propose(e *Entry) Future {
+	p, err := n.path()
+	if err != nil {
+		return failedFuture{err}
 	}
-	return n.raft.Apply(e.Marshal(), 0)
+	if p.peer == nil {
+		return n.raft.Apply(e.Marshal(), 0)
+	}
+	e.Origin, e.Conn, e.Seq = n.cfg.ID, 0, n.fwd.sysSeq.Add(1)
+	return n.send(e, p)
+}
+
+// leaderLost reports whether a proposal failed because the leader it went to went away.
+func leaderLost(err error) bool {
+	return errors.Is(err, ErrNoLeader) || errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost)
+}
+
+// retryFuture proposes its entry again while it failed because the leader went away.
+type retryFuture struct {
+	n     *Node
+	e     *Entry
+	f     Future
+	until time.Time
+	once  sync.Once
+}
+
+func (r *retryFuture) Error() error {
+	r.once.Do(func() {
+		for err := r.f.Error(); leaderLost(err) && time.Now().Before(r.until); err = r.f.Error() {
+			time.Sleep(10 * time.Millisecond)
+			r.f = r.n.propose(r.e)
+		}
+	})
+	return r.f.Error()
+}
+
+func (r *retryFuture) Response() interface{} {
+	r.Error()
+	return r.f.Response()
 }
 
 // Touch records that a session was heard from. The leader keeps the deadlines; a
@@ -436,6 +519,7 @@ func (n *Node) watchLeadership() {
 				if n.IsClustered() {
 					n.cfg.Logger.Info("no longer leading", "term", n.raft.CurrentTerm())
 				}
+				n.commits.notify() // the peer streams tell their members (frameLeft)
 				n.duties.stop()
 			}
 		}
@@ -458,6 +542,9 @@ func restoreNewest(store *persistence.Store, fsm *FSM) (uint64, error) {
 	if rerr != nil {
 		return 0, &persistence.CorruptError{Path: store.Dir + "/snapshots/" + snap.Meta.ID + "/state.bin", What: rerr.Error()}
 	}
+	// Raft goes on after the snapshot's index; the entries between the state's last
+	// command and that index change nothing.
+	fsm.appliedIndex.Store(max(fsm.appliedIndex.Load(), snap.Meta.Index))
 	return snap.Meta.Index, nil
 }
 
@@ -502,6 +589,10 @@ func (n *Node) Close() error {
 	if n.peers != nil {
 		n.peers.Close()
 	}
+	n.peerConns.Range(func(c, _ any) bool {
+		c.(net.Conn).Close()
+		return true
+	})
 	if n.fwd != nil {
 		n.fwd.close()
 	}

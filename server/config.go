@@ -58,6 +58,9 @@ type Config struct {
 	Servers  []quorum.Peer
 	// Network carries the members' streams; nil is TCP. Tests set it to cut links.
 	Network quorum.Network
+	// Tune, if set, changes the node's settings last (tests: a long CommitTimeout, few
+	// trailing log entries).
+	Tune func(*quorum.Config)
 }
 
 // DefaultConfig returns ZooKeeper's defaults with data in ./data.

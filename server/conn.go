@@ -38,6 +38,9 @@ type conn struct {
 
 	sid     atomic.Int64
 	timeout int32 // negotiated, ms
+	// stream is the connection's ordered way into the log: its writes are applied in
+	// the order they arrived, or the connection is closed.
+	stream *quorum.Stream
 
 	// caller is replaced, never changed in place, when addauth adds an identity, so
 	// readers take it without a lock or a copy.
@@ -60,7 +63,7 @@ type pending struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), out: newOutbox(),
+	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), out: newOutbox(), stream: s.node.NewStream(),
 		pending:  make(chan *pending, s.cfg.MaxOutstanding),
 		proposed: make(chan *pending, s.cfg.MaxOutstanding), done: make(chan struct{}), started: time.Now()}
 	c.caller.Store(&datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: c.ip}}})
@@ -225,8 +228,8 @@ func (c *conn) process(p *pending) bool {
 	if p.err == jute.OK && (jute.IsWrite(p.op) || p.op == jute.OpSync) {
 		caller := c.Caller()
 		c.inflight.Add(1)
-		p.future = c.srv.node.Propose(&quorum.Entry{Session: caller.Session, Cxid: p.xid, Op: p.op,
-			Super: caller.Super, Ids: caller.Ids, Req: p.req, Origin: c.srv.node.ID()})
+		p.future = c.stream.Propose(&quorum.Entry{Session: caller.Session, Cxid: p.xid, Op: p.op,
+			Super: caller.Super, Ids: caller.Ids, Req: p.req})
 		return c.toResponder(p)
 	}
 	if c.inflight.Load() > 0 {
@@ -292,7 +295,8 @@ func (c *conn) respond(p *pending) bool {
 	defer c.srv.observe(p)
 	defer c.inflight.Add(-1)
 	if err := p.future.Error(); err != nil {
-		// Outcome unknown (lost leadership, shutting down): ConnectionLoss, as ZooKeeper.
+		// Outcome unknown (lost leadership, shutting down), or the write was refused as
+		// out of its connection's order: ConnectionLoss, as ZooKeeper.
 		c.srv.log.Warn("closing connection: proposal failed", "session", fmt.Sprintf("0x%x", c.sessionID()), "err", err)
 		c.close("proposal failed")
 		return false

@@ -33,14 +33,10 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.srv.log.Debug("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
 		return false
 	}
-	if last := fsm.LastZxid(); req.LastZxidSeen > last {
-		// The client has seen a newer state than this server has: it must go elsewhere
-		// rather than travel back in time.
-		c.srv.log.Warn("refusing session: client has seen a newer zxid", "client", c.nc.RemoteAddr().String(),
-			"clientZxid", fmt.Sprintf("0x%x", req.LastZxidSeen), "ourZxid", fmt.Sprintf("0x%x", last))
+	timeout := session.NegotiateTimeout(req.TimeOut, int32(c.srv.cfg.MinTimeout().Milliseconds()), int32(c.srv.cfg.MaxTimeout().Milliseconds()))
+	if !c.caughtUp(req.LastZxidSeen, timeout) {
 		return false
 	}
-	timeout := session.NegotiateTimeout(req.TimeOut, int32(c.srv.cfg.MinTimeout().Milliseconds()), int32(c.srv.cfg.MaxTimeout().Milliseconds()))
 	resp := jute.Connected{HasReadOnly: req.HasReadOnly}
 	resp.TimeOut = timeout
 	if req.SessionId == 0 {
@@ -80,6 +76,20 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.srv.node.Touch(resp.SessionId, resp.TimeOut)
 	c.out.push(jute.AppendFrame(nil, &resp))
 	return true
+}
+
+// caughtUp waits until this member has applied what the client has seen (it may come
+// from a member that is ahead), for at most a quarter of the session timeout, so the
+// client never travels back in time; false refuses the client, which tries another
+// member.
+func (c *conn) caughtUp(seen int64, timeout int32) bool {
+	last := c.srv.node.FSM.LastZxid()
+	if seen <= last || c.srv.node.FSM.WaitApplied(seen, time.Duration(timeout)*time.Millisecond/4) {
+		return true
+	}
+	c.srv.log.Warn("refusing session: client has seen a newer zxid than this member could catch up with", "client", c.nc.RemoteAddr().String(),
+		"clientZxid", fmt.Sprintf("0x%x", seen), "ourZxid", fmt.Sprintf("0x%x", c.srv.node.FSM.LastZxid()))
+	return false
 }
 
 // createSession proposes a new session and waits for it to be applied.

@@ -68,6 +68,7 @@ func (s *Server) Start() error {
 	qc.Logger = s.log
 	qc.OnSessionClosed = s.sessionClosed
 	qc.OnSessionMoved = s.sessionMoved
+	qc.OnRestored = s.stateRestored
 	if len(s.cfg.Servers) > 0 {
 		qc.ID, qc.Peers = strconv.Itoa(s.cfg.ServerID), s.cfg.Servers
 		// Raft's follower timeout: a tenth of a tick (200 ms at ZooKeeper's default 2 s),
@@ -75,6 +76,9 @@ func (s *Server) Start() error {
 		// (at least two ticks) could expire.
 		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/10)
 		qc.Network = s.cfg.Network
+	}
+	if s.cfg.Tune != nil {
+		s.cfg.Tune(&qc)
 	}
 	node, err := quorum.Open(qc)
 	if err != nil {
@@ -281,6 +285,25 @@ func (s *Server) sessionMoved(id int64, owner string) {
 	}
 	s.log.Info("session moved to another server", "session", fmt.Sprintf("0x%x", id), "server", owner)
 	c.close("session moved to another server")
+}
+
+// stateRestored runs after a snapshot from the leader replaced this member's state while
+// it serves: the changes between the old state and the new fired no watch, so every
+// client is dropped; each comes back with its last zxid and its watches (setWatches),
+// and gets the events it missed, as from a ZooKeeper that synced by snapshot.
+func (s *Server) stateRestored() {
+	s.mu.Lock()
+	node := s.node
+	s.mu.Unlock()
+	if node == nil { // still starting: no clients yet
+		return
+	}
+	conns := s.connList()
+	s.log.Info("state replaced by the leader's snapshot: dropping client connections", "count", len(conns),
+		"zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()))
+	for _, c := range conns {
+		c.close("state replaced by a snapshot")
+	}
 }
 
 func (s *Server) newSessionID() int64 {

@@ -14,6 +14,12 @@ type Session struct {
 	// standalone). A write proposed through another member is refused with
 	// SESSIONMOVED, as ZooKeeper's leader refuses it.
 	Owner string
+	// Conn and Seq are the cursor of the session's client writes: the connection (a
+	// number its member chose, unique there) and the running sequence number of the last
+	// write applied. A write applies only if it directly follows it (see Table.Advance),
+	// so no write of a connection is ever applied after a later one was lost.
+	Conn uint64
+	Seq  uint64
 }
 
 // TimeoutDuration is Timeout as a time.Duration.

@@ -50,14 +50,32 @@ func (t *Table) Get(id int64) (Session, bool) {
 }
 
 // SetOwner records the member a session is now connected to and reports whether the
-// session exists.
+// session exists. The write cursor starts afresh: the connection on the new member
+// begins at sequence 1.
 func (t *Table) SetOwner(id int64, owner string) bool {
 	s, ok := t.byID[id]
 	if ok {
-		s.Owner = owner
+		s.Owner, s.Conn, s.Seq = owner, 0, 0
 		t.byID[id] = s
 	}
 	return ok
+}
+
+// Advance moves the session's write cursor to (conn, seq) if that write directly follows
+// the last one applied: the next sequence number of the same connection, or the first
+// write (seq 1) of another connection. It reports whether it did; a write it refuses
+// must not be applied. A session that does not exist is never advanced.
+func (t *Table) Advance(id int64, conn, seq uint64) bool {
+	s, ok := t.byID[id]
+	if !ok {
+		return false
+	}
+	if (s.Conn == conn && seq != s.Seq+1) || (s.Conn != conn && seq != 1) {
+		return false
+	}
+	s.Conn, s.Seq = conn, seq
+	t.byID[id] = s
+	return true
 }
 
 // Len is the number of sessions.
@@ -81,10 +99,10 @@ func (t *Table) All() []Session {
 	return out
 }
 
-// The snapshot format, version 2, all integers big-endian:
+// The snapshot format, version 3, all integers big-endian:
 //
 //	magic    [4]byte "ZKst"
-//	version  uint32  1
+//	version  uint32  3
 //	count    uint32
 //	count times, sorted by id:
 //	  id       int64
@@ -100,7 +118,7 @@ func (t *Table) All() []Session {
 // know; a new version gets a new number, never a changed meaning for an old one.
 const (
 	snapshotMagic   = "ZKst"
-	snapshotVersion = 2
+	snapshotVersion = 3
 	// maxPassword bounds one password when decoding, so a corrupt length cannot make
 	// the decoder allocate without limit. ZooKeeper's passwords are 16 bytes.
 	maxPassword = 1 << 10
@@ -142,6 +160,8 @@ func (t *Table) Encode(w io.Writer) error {
 		}
 		b = binary.BigEndian.AppendUint16(b, uint16(len(s.Owner)))
 		b = append(b, s.Owner...)
+		b = binary.BigEndian.AppendUint64(b, s.Conn)
+		b = binary.BigEndian.AppendUint64(b, s.Seq)
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
@@ -166,8 +186,8 @@ func DecodeTable(r io.Reader) (*Table, error) {
 		return nil, fmt.Errorf("%w: magic %q", ErrSnapshot, hdr[:4])
 	}
 	version := binary.BigEndian.Uint32(hdr[4:])
-	if version != 1 && version != snapshotVersion {
-		return nil, fmt.Errorf("%w: version %d, want 1 or %d", ErrSnapshot, version, snapshotVersion)
+	if version < 1 || version > snapshotVersion {
+		return nil, fmt.Errorf("%w: version %d, want 1 to %d", ErrSnapshot, version, snapshotVersion)
 	}
 	count := binary.BigEndian.Uint32(hdr[8:])
 	t := NewTable()
@@ -205,6 +225,13 @@ func DecodeTable(r io.Reader) (*Table, error) {
 				return nil, fmt.Errorf("%w: session %#x owner: %w", ErrSnapshot, s.ID, noEOF(err))
 			}
 			s.Owner = string(owner)
+		}
+		if version >= 3 {
+			var cur [16]byte
+			if _, err := io.ReadFull(tr, cur[:]); err != nil {
+				return nil, fmt.Errorf("%w: session %#x write cursor: %w", ErrSnapshot, s.ID, noEOF(err))
+			}
+			s.Conn, s.Seq = binary.BigEndian.Uint64(cur[:8]), binary.BigEndian.Uint64(cur[8:])
 		}
 		if i > 0 && s.ID <= last {
 			return nil, fmt.Errorf("%w: session %#x after %#x: ids not increasing", ErrSnapshot, s.ID, last)

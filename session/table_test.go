@@ -17,7 +17,7 @@ func sampleTable() *Table {
 	t.Add(Session{ID: 0x0200000000000002, Password: NewPassword(0x0200000000000002, SuperSecret), Timeout: 30000})
 	t.Add(Session{ID: -0x100000000000000, Password: []byte{}, Timeout: 4000})
 	t.Add(Session{ID: 0x0100000000000001, Password: nil, Timeout: 40000})
-	t.Add(Session{ID: 7, Password: []byte("pw"), Timeout: 1, Owner: "12"})
+	t.Add(Session{ID: 7, Password: []byte("pw"), Timeout: 1, Owner: "12", Conn: 1 << 60, Seq: 42})
 	return t
 }
 
@@ -93,18 +93,18 @@ func TestTableSnapshotRoundTrip(t *testing.T) {
 	}
 }
 
-// The format is fixed: this is version 2 of one small table, byte for byte.
+// The format is fixed: this is version 3 of one small table, byte for byte.
 func TestTableSnapshotFormat(t *testing.T) {
 	tab := NewTable()
-	tab.Add(Session{ID: 0x0102030405060708, Password: []byte{0xaa, 0xbb}, Timeout: 30000, Owner: "3"})
+	tab.Add(Session{ID: 0x0102030405060708, Password: []byte{0xaa, 0xbb}, Timeout: 30000, Owner: "3", Conn: 9, Seq: 2})
 	tab.Add(Session{ID: 1, Timeout: 4000})
 	var buf bytes.Buffer
 	if err := tab.Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
-	const want = "5a4b7374" + "00000002" + "00000002" +
-		"0000000000000001" + "00000fa0" + "ffffffff" + "0000" +
-		"0102030405060708" + "00007530" + "00000002" + "aabb" + "0001" + "33"
+	const want = "5a4b7374" + "00000003" + "00000002" +
+		"0000000000000001" + "00000fa0" + "ffffffff" + "0000" + "0000000000000000" + "0000000000000000" +
+		"0102030405060708" + "00007530" + "00000002" + "aabb" + "0001" + "33" + "0000000000000009" + "0000000000000002"
 	got := hex.EncodeToString(buf.Bytes())
 	if got[:len(got)-8] != want {
 		t.Fatalf("snapshot\n got %s\nwant %s<crc>", got, want)
@@ -122,6 +122,53 @@ func TestTableDecodesVersion1(t *testing.T) {
 	}
 	if s, ok := tab.Get(7); !ok || s.Timeout != 4000 || s.Owner != "" || !bytes.Equal(s.Password, []byte{0xaa, 0xbb}) {
 		t.Fatalf("decoded %+v, %v", s, ok)
+	}
+}
+
+// Version 2 (owners, no write cursor) still decodes.
+func TestTableDecodesVersion2(t *testing.T) {
+	body, _ := hex.DecodeString("5a4b7374" + "00000002" + "00000001" +
+		"0000000000000007" + "00000fa0" + "00000002" + "aabb" + "0001" + "33")
+	sum := crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli))
+	tab, err := DecodeTable(bytes.NewReader(binary.BigEndian.AppendUint32(body, sum)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := tab.Get(7); !ok || s.Owner != "3" || s.Conn != 0 || s.Seq != 0 {
+		t.Fatalf("decoded %+v, %v", s, ok)
+	}
+}
+
+// A write applies only right after the one before it on its connection, or as the first
+// write of a new connection; moving the session starts the cursor afresh.
+func TestTableAdvance(t *testing.T) {
+	tab := NewTable()
+	tab.Add(Session{ID: 5, Owner: "1"})
+	steps := []struct {
+		conn, seq uint64
+		ok        bool
+	}{
+		{10, 2, false}, // a connection's second write without its first
+		{10, 1, true},
+		{10, 2, true},
+		{10, 2, false}, // the same write twice
+		{10, 4, false}, // a gap: write 3 was lost
+		{11, 5, false}, // a new connection starts at 1
+		{11, 1, true},
+		{10, 3, false}, // the old connection's later write is not applied after the new one's
+		{11, 2, true},
+	}
+	for i, st := range steps {
+		if got := tab.Advance(5, st.conn, st.seq); got != st.ok {
+			t.Fatalf("step %d: Advance(%d, %d) = %v, want %v", i, st.conn, st.seq, got, st.ok)
+		}
+	}
+	if tab.Advance(6, 1, 1) {
+		t.Fatal("advanced a session that does not exist")
+	}
+	tab.SetOwner(5, "2")
+	if !tab.Advance(5, 11, 1) {
+		t.Fatal("after a move, the new member's connection could not start at 1")
 	}
 }
 

@@ -1,0 +1,272 @@
+package quorum
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Commit notices: how a member learns of a commit one network hop after the leader does,
+// as a ZooKeeper follower learns it from the leader's COMMIT. The package doc says why
+// it is safe. Every member that applies a command records its (index, term) (committed,
+// below); whoever has a peer stream open to it (the followers and observers of a
+// leader) gets that point as a commit notice on the stream (forward.go). A member that
+// is told (i, t) applies its own log up to i ahead of raft, if the entry it holds at i has
+// term t (catchUp); raft's own apply of those entries later returns their results
+// without applying them again (FSM.Apply).
+
+// commitPoint is a committed entry: its Raft index and term.
+type commitPoint struct{ index, term uint64 }
+
+// earlyResult is the result of an entry applied on a commit notice, kept until raft's
+// Apply of the same entry asks for it.
+type earlyResult struct {
+	index uint64
+	res   *Result
+}
+
+// earlyResult returns the result of the entry at index if it was applied early, and
+// drops the results of the entries before it; under applyMu.
+func (f *FSM) earlyResult(index uint64) interface{} {
+	for len(f.early) > 0 && f.early[0].index < index {
+		f.early = f.early[1:]
+	}
+	if len(f.early) == 0 || f.early[0].index != index {
+		return nil
+	}
+	r := f.early[0].res
+	f.early = f.early[1:]
+	return r
+}
+
+// Committed is the last command applied here, which is committed: its index and term.
+func (f *FSM) Committed() (index, term uint64) {
+	if p := f.committed.Load(); p != nil {
+		return p.index, p.term
+	}
+	return 0, 0
+}
+
+// EarlyApplied counts the commands this member applied on commit notices, ahead of raft.
+func (f *FSM) EarlyApplied() uint64 { return f.earlyApplied.Load() }
+
+// applyCommitted applies the entries of logs up to index, ahead of raft, if the entry
+// logs holds at index has the given term (so it and every entry before it are the
+// committed ones). It reports false when that entry is not there yet, or not with that
+// term: a later store of entries tries again.
+func (f *FSM) applyCommitted(logs raft.LogStore, index, term uint64) bool {
+	if index <= f.appliedIndex.Load() {
+		return true
+	}
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	var l raft.Log
+	if err := logs.GetLog(index, &l); err != nil || l.Term != term {
+		return false
+	}
+	for i := f.appliedIndex.Load() + 1; i <= index; i++ {
+		if err := logs.GetLog(i, &l); err != nil {
+			// Compacted under a snapshot being installed: raft applies what follows.
+			return false
+		}
+		f.appliedIndex.Store(i)
+		if l.Type == raft.LogCommand {
+			f.early = append(f.early, earlyResult{index: i, res: f.apply(&l)})
+			f.earlyApplied.Add(1)
+		}
+	}
+	return true
+}
+
+// catchUp is a member's side of commit notices: it keeps the newest notice and applies
+// up to it on its own goroutine, once the member's log holds the entry it names. The
+// notice arrives on the peer stream's reader; the entries arrive through raft's
+// AppendEntries, in either order, so both wake it.
+type catchUp struct {
+	fsm  *FSM
+	logs raft.LogStore
+	mu   sync.Mutex
+	want commitPoint
+	// wantIndex is want.index, read without the lock by stored.
+	wantIndex atomic.Uint64
+	wake      chan struct{}
+}
+
+func newCatchUp(fsm *FSM, logs raft.LogStore) *catchUp {
+	return &catchUp{fsm: fsm, logs: logs, wake: make(chan struct{}, 1)}
+}
+
+// notice takes a commit notice from the stream to the leader.
+func (c *catchUp) notice(p commitPoint) {
+	c.mu.Lock()
+	if p.index > c.want.index {
+		c.want = p
+		c.wantIndex.Store(p.index)
+	}
+	c.mu.Unlock()
+	c.signal()
+}
+
+// stored is told the last index of every batch raft stores; it wakes the loop once the
+// noticed entry may be there.
+func (c *catchUp) stored(last uint64) {
+	if w := c.wantIndex.Load(); last >= w && w > c.fsm.appliedIndex.Load() {
+		c.signal()
+	}
+}
+
+func (c *catchUp) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *catchUp) run(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-c.wake:
+		}
+		c.mu.Lock()
+		p := c.want
+		c.mu.Unlock()
+		c.fsm.applyCommitted(c.logs, p.index, p.term)
+	}
+}
+
+// noticedLogs is the log store raft writes through: it tells catchUp what was stored.
+type noticedLogs struct {
+	*raft.LogCache
+	stored func(last uint64)
+}
+
+func (l *noticedLogs) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.Log{e}) }
+
+func (l *noticedLogs) StoreLogs(es []*raft.Log) error {
+	if err := l.LogCache.StoreLogs(es); err != nil {
+		return err
+	}
+	if len(es) > 0 {
+		l.stored(es[len(es)-1].Index)
+	}
+	return nil
+}
+
+// commitSubs wakes the writers of the peer streams that carry commit notices each time a
+// command is applied. The list is replaced, never changed in place, so notify takes no
+// lock on the apply path.
+type commitSubs struct {
+	mu   sync.Mutex
+	subs atomic.Pointer[[]chan struct{}]
+}
+
+func (c *commitSubs) subscribe() chan struct{} {
+	ch := make(chan struct{}, 1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var next []chan struct{}
+	if p := c.subs.Load(); p != nil {
+		next = append(next, *p...)
+	}
+	next = append(next, ch)
+	c.subs.Store(&next)
+	return ch
+}
+
+func (c *commitSubs) unsubscribe(ch chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var next []chan struct{}
+	if p := c.subs.Load(); p != nil {
+		for _, s := range *p {
+			if s != ch {
+				next = append(next, s)
+			}
+		}
+	}
+	c.subs.Store(&next)
+}
+
+func (c *commitSubs) notify() {
+	p := c.subs.Load()
+	if p == nil {
+		return
+	}
+	for _, ch := range *p {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// zxidWaits are callers waiting until a zxid is applied here (FSM.WaitApplied). The
+// apply path looks at it only when someone waits.
+type zxidWaits struct {
+	n  atomic.Int32
+	mu sync.Mutex
+	w  []zxidWait
+}
+
+type zxidWait struct {
+	zxid int64
+	ch   chan struct{}
+}
+
+// release wakes the waits satisfied by zxid having been applied.
+func (z *zxidWaits) release(zxid int64) {
+	if z.n.Load() == 0 {
+		return
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	kept := z.w[:0]
+	for _, w := range z.w {
+		if w.zxid <= zxid {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(z.w[len(kept):])
+	z.w = kept
+	z.n.Store(int32(len(kept)))
+}
+
+func (z *zxidWaits) remove(ch chan struct{}) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	for i, w := range z.w {
+		if w.ch == ch {
+			z.w = append(z.w[:i], z.w[i+1:]...)
+			z.n.Store(int32(len(z.w)))
+			return
+		}
+	}
+}
+
+// WaitApplied waits until this member has applied zxid, for at most timeout, and
+// reports whether it has.
+func (f *FSM) WaitApplied(zxid int64, timeout time.Duration) bool {
+	if f.LastZxid() >= zxid {
+		return true
+	}
+	ch := make(chan struct{})
+	f.zxidWaits.mu.Lock()
+	f.zxidWaits.w = append(f.zxidWaits.w, zxidWait{zxid: zxid, ch: ch})
+	f.zxidWaits.n.Add(1)
+	f.zxidWaits.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		f.zxidWaits.remove(ch)
+		return f.LastZxid() >= zxid
+	}
+}

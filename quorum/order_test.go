@@ -1,0 +1,156 @@
+package quorum
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/session"
+)
+
+// A connection's write applies only right after the one before it: a write whose
+// predecessor was lost is refused (ErrOutOfOrder) on every server alike, and changes
+// nothing; a new connection of the session starts at 1.
+func TestFSMAppliesAConnectionsWritesOnlyInOrder(t *testing.T) {
+	const sid = 0x100
+	create := func(path string, conn, seq uint64) *Entry {
+		return &Entry{Session: sid, Op: jute.OpCreate, Origin: "1", Conn: conn, Seq: seq, Req: &jute.CreateRequest{Path: path, Acl: open}}
+	}
+	history := []*Entry{
+		{Session: sid, Op: jute.OpCreateSession, Origin: "1", Req: &SessionRequest{Timeout: 4000, Password: make([]byte, 16)}},
+		create("/a", 7, 1),
+		create("/c", 7, 3), // /b (seq 2) was lost: refused
+		create("/b", 7, 2),
+		create("/c", 7, 3),
+		create("/x", 8, 2), // a new connection's first write must be 1
+		create("/d", 8, 1),
+		create("/e", 7, 4), // the old connection's later write after the new one's
+		{Session: sid, Op: jute.OpSync, Origin: "1", Conn: 8, Seq: 2, Req: &jute.SyncRequest{Path: "/"}},
+		{Session: sid, Op: jute.OpSync, Origin: "1", Conn: 8, Seq: 2, Req: &jute.SyncRequest{Path: "/"}}, // twice
+		{Session: sid, Op: jute.OpCloseSession, Origin: "1", Conn: 8, Seq: 3},
+	}
+	want := []jute.Code{jute.OK, jute.OK, ErrOutOfOrder, jute.OK, jute.OK, ErrOutOfOrder, jute.OK, ErrOutOfOrder, jute.OK, ErrOutOfOrder, jute.OK}
+	var digests []uint64
+	for run := 0; run < 2; run++ {
+		f := NewFSM(datatree.Options{ExtendedTypes: true})
+		var got []jute.Code
+		for _, r := range applyAll(t, f, history) {
+			got = append(got, r.Err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("results %v\nwant    %v", got, want)
+		}
+		f.Read(func(tr *datatree.Tree, _ *session.Table) {
+			for _, p := range []string{"/x", "/e"} {
+				if _, _, code := tr.Get(p); code != jute.ErrNoNode {
+					t.Fatalf("%s, refused, is in the tree", p)
+				}
+			}
+		})
+		d, _ := digest(f)
+		digests = append(digests, d)
+	}
+	if digests[0] != digests[1] {
+		t.Fatal("two servers applying the same entries differ")
+	}
+}
+
+// An entry written by the previous version (type byte 1, no connection) still decodes;
+// the current one round-trips with its connection and sequence.
+func TestEntryFormats(t *testing.T) {
+	e := &Entry{Session: 5, Cxid: 9, Time: 1234, Op: jute.OpDelete, Origin: "2", Conn: 77, Seq: 3,
+		Req: &jute.DeleteRequest{Path: "/a", Version: -1}}
+	got, err := UnmarshalEntry(e.Marshal())
+	if err != nil || !reflect.DeepEqual(got, e) {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	// Version 1: the same fields without Conn.
+	enc := &jute.Encoder{}
+	enc.Buf = append(enc.Buf, entryV1)
+	enc.Long(5)
+	enc.Int(9)
+	enc.Long(1234)
+	enc.Int(jute.OpDelete)
+	enc.Bool(false)
+	enc.String("2")
+	enc.Long(3)
+	enc.Int(0)
+	(&jute.DeleteRequest{Path: "/a", Version: -1}).Encode(enc)
+	old, err := UnmarshalEntry(enc.Buf)
+	if err != nil || old.Conn != 0 || old.Seq != 3 || old.Origin != "2" || old.Req.(*jute.DeleteRequest).Path != "/a" {
+		t.Fatalf("version 1: %+v, %v", old, err)
+	}
+	if _, err := UnmarshalEntry([]byte{3, 0}); err == nil {
+		t.Fatal("an unknown type byte decoded")
+	}
+}
+
+// A member applies the entries up to a commit notice from its own log, if it holds the
+// noticed entry with the noticed term; raft's later Apply of them returns the same
+// results without applying them again.
+func TestApplyCommittedAheadOfRaft(t *testing.T) {
+	f := NewFSM(datatree.Options{ExtendedTypes: true})
+	logs := raft.NewInmemStore()
+	var es []*raft.Log
+	for i, e := range entries()[:4] {
+		es = append(es, &raft.Log{Index: uint64(i + 1), Term: 2, Type: raft.LogCommand, Data: e.Marshal()})
+	}
+	es = append(es, &raft.Log{Index: 5, Term: 2, Type: raft.LogBarrier})
+	if err := logs.StoreLogs(es[:3]); err != nil {
+		t.Fatal(err)
+	}
+	if f.applyCommitted(logs, 4, 2) {
+		t.Fatal("applied up to an entry the log does not hold")
+	}
+	if f.applyCommitted(logs, 3, 1) || f.LastZxid() != 0 {
+		t.Fatal("applied an entry whose term differs from the notice's")
+	}
+	if !f.applyCommitted(logs, 3, 2) || f.LastZxid() != 3 || f.EarlyApplied() != 3 {
+		t.Fatalf("after the notice: zxid %d, early %d", f.LastZxid(), f.EarlyApplied())
+	}
+	before, _ := digest(f)
+	for _, l := range es[:3] {
+		r, ok := f.Apply(l).(*Result)
+		if !ok || r.Zxid != int64(l.Index) || r.Err != jute.OK {
+			t.Fatalf("raft's apply of %d after the notice: %+v", l.Index, r)
+		}
+	}
+	if after, _ := digest(f); after != before {
+		t.Fatal("raft's apply changed the state again")
+	}
+	logs.StoreLogs(es[3:])
+	if !f.applyCommitted(logs, 5, 2) || f.LastZxid() != 4 {
+		t.Fatalf("the next notice (ending on a barrier): zxid %d", f.LastZxid())
+	}
+	if r := f.Apply(es[3]).(*Result); r.Zxid != 4 {
+		t.Fatalf("raft's apply of 4: %+v", r)
+	}
+	if len(f.early) != 0 {
+		t.Fatalf("%d early results kept after raft caught up", len(f.early))
+	}
+}
+
+// The peer wire's refusal codes map each sentinel error to a code and back.
+func TestRefusalCodes(t *testing.T) {
+	for _, r := range refusals {
+		code, text := encodeRefusal(r.err)
+		if code != r.code || text != nil {
+			t.Fatalf("%v encoded as %d %q", r.err, code, text)
+		}
+		if err := decodeRefusal(code, nil); !errors.Is(err, r.err) || !errors.Is(err, ErrNoLeader) {
+			t.Fatalf("code %d decoded as %v", code, err)
+		}
+	}
+	if !notAppended(decodeRefusal(refusedNotLeader, nil)) || notAppended(decodeRefusal(refusedLeadershipLost, nil)) {
+		t.Fatal("only a refusal before appending is known not to be in the log")
+	}
+	errBoom := errors.New("boom")
+	code, text := encodeRefusal(errBoom)
+	if code != refusedOther || string(text) != errBoom.Error() {
+		t.Fatalf("other error: %d %q", code, text)
+	}
+}

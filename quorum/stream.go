@@ -1,0 +1,178 @@
+package quorum
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// ErrOrderBroken fails a connection's write that was not proposed because an earlier
+// write of the connection failed, or because the way to the log changed while earlier
+// writes were still on the old one.
+var ErrOrderBroken = errors.New("quorum: an earlier write of this connection has an unknown outcome")
+
+// Stream is one client connection's ordered way into the log. Raft orders entries only
+// once they reach the leader's log, so a connection's writes must all take one path
+// there: raft.Apply while this member leads, or its stream to the leader while it
+// follows. A Stream keeps to the path its outstanding writes took; it takes another only
+// when every earlier write has been answered, or when the leader refused the oldest
+// outstanding write before appending it (it then refuses every later one on that
+// stream too), in which case the refused writes are sent again, in order, on the new
+// path. Once a write fails with an unknown outcome (the stream broke, leadership was
+// lost after appending), nothing more is proposed or sent again. Each write carries the
+// connection's (Conn, Seq), and the FSM applies it only right after the previous one
+// (session.Table.Advance), so even a path that reordered could not apply a write
+// without the ones before it. Propose is called from one goroutine, and the futures'
+// Error in the order proposed (the connection's responder).
+type Stream struct {
+	n    *Node
+	conn uint64
+	mu   sync.Mutex
+	seq  uint64
+	path path
+	out  []*streamFuture // proposed, outcome not known yet, oldest first
+	err  error           // the first failure; nothing is proposed after it
+}
+
+// path is where a write goes: this member's raft while it leads in term, else a stream
+// to the leader.
+type path struct {
+	term uint64
+	peer *peerStream
+}
+
+// NewStream returns the ordered path of a new client connection.
+func (n *Node) NewStream() *Stream {
+	return &Stream{n: n, conn: n.conns.Add(1)}
+}
+
+// Propose submits a write of the stream's connection, stamped with its Origin, Conn and
+// Seq. The future fails, and the write is not proposed, once an earlier one failed.
+func (s *Stream) Propose(e *Entry) Future {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return failedFuture{s.err}
+	}
+	p, err := s.n.path()
+	if err == nil && len(s.out) > 0 && p != s.path {
+		err = ErrOrderBroken
+	}
+	if err != nil {
+		s.err = err
+		return failedFuture{err}
+	}
+	s.path = p
+	s.seq++
+	e.Origin, e.Conn, e.Seq = s.n.cfg.ID, s.conn, s.seq
+	if e.Time == 0 {
+		e.Time = time.Now().UnixMilli()
+	}
+	f := &streamFuture{s: s, e: e, inner: s.n.send(e, p)}
+	s.out = append(s.out, f)
+	return f
+}
+
+// streamFuture is one write of a Stream.
+type streamFuture struct {
+	s     *Stream
+	e     *Entry
+	inner Future // replaced when the write is sent again; under s.mu
+	once  sync.Once
+	err   error
+}
+
+func (f *streamFuture) Error() error {
+	f.once.Do(func() { f.err = f.s.settle(f) })
+	return f.err
+}
+
+func (f *streamFuture) Response() interface{} {
+	f.Error()
+	f.s.mu.Lock()
+	inner := f.inner
+	f.s.mu.Unlock()
+	return inner.Response()
+}
+
+// settle waits for the outcome of f, the oldest outstanding write, sending it and the
+// writes after it again while the leader refused them unappended (for up to ten
+// heartbeat timeouts). A write refused as out of its connection's order fails too.
+func (s *Stream) settle(f *streamFuture) error {
+	deadline := time.Now().Add(10 * s.n.cfg.HeartbeatTimeout)
+	for {
+		s.mu.Lock()
+		inner := f.inner
+		s.mu.Unlock()
+		err := inner.Error()
+		if err == nil {
+			if r, ok := inner.Response().(*Result); !ok {
+				err = errors.New("quorum: a write was applied without its result")
+			} else if r.Err == ErrOutOfOrder {
+				err = ErrOrderBroken
+			}
+		}
+		s.mu.Lock()
+		if notAppended(err) && s.err == nil && time.Now().Before(deadline) {
+			if p, perr := s.n.path(); perr == nil {
+				s.path = p
+				for _, g := range s.out { // f first, then the rest in order
+					g.inner = s.n.send(g.e, p)
+				}
+				s.mu.Unlock()
+				continue
+			}
+		}
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		if len(s.out) > 0 && s.out[0] == f {
+			s.out[0] = nil
+			s.out = s.out[1:]
+		}
+		s.mu.Unlock()
+		return err
+	}
+}
+
+// path is the way a write goes now: raft while this member leads (or is standalone),
+// else the stream to the leader, waited for (up to ten heartbeat timeouts) while an
+// election runs or the stream is being dialed; this member may win the election.
+func (n *Node) path() (path, error) {
+	if !n.IsClustered() {
+		return path{term: 1}, nil
+	}
+	deadline := time.Now().Add(10 * n.cfg.HeartbeatTimeout)
+	for {
+		if n.raft.State() == raft.Leader {
+			return path{term: n.raft.CurrentTerm()}, nil
+		}
+		st, changed := n.fwd.usable()
+		if st != nil {
+			return path{peer: st}, nil
+		}
+		if time.Now().After(deadline) {
+			return path{}, fmt.Errorf("%w: none known", ErrNoLeader)
+		}
+		t := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-t.C:
+		case <-n.done:
+			t.Stop()
+			return path{}, ErrNoLeader
+		}
+		t.Stop()
+	}
+}
+
+// send proposes e on p.
+func (n *Node) send(e *Entry, p path) Future {
+	if p.peer == nil {
+		return n.raft.Apply(e.Marshal(), 0)
+	}
+	return n.fwd.send(e, p.peer)
+}
