@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,7 +117,7 @@ func runBench(cfg config, targets []*target) *report {
 
 // setupTarget creates the run's root and the read data set, then warms the server up.
 func (b *bench) setupTarget(t *target) error {
-	conns, err := connectAll(t.addr, 4)
+	conns, err := connectAll(t.members, roundRobin(4, len(t.members)))
 	if err != nil {
 		return err
 	}
@@ -142,7 +141,7 @@ func (b *bench) teardownTarget(t *target) {
 	if !t.data || t.down != nil {
 		return
 	}
-	conns, err := connectAll(t.addr, 4)
+	conns, err := connectAll(t.members, roundRobin(4, len(t.members)))
 	if err != nil {
 		return
 	}
@@ -178,7 +177,12 @@ func (b *bench) runCell(t *target, w *workload, sessions int) stats {
 	if t.down != nil {
 		return stats{err: fmt.Errorf("skipped: %w", t.down)}
 	}
-	conns, err := connectAll(t.addr, sessions+w.extraSessions)
+	members := byRole(t.members)
+	at := roundRobin(sessions, len(members))
+	if w.place != nil {
+		at = w.place(sessions, len(members))
+	}
+	conns, err := connectAll(members, at)
 	if err != nil {
 		// Loopback connections do not fail for a while and then work again: the
 		// server is gone, and waiting for it in every later cell would only burn time.
@@ -314,11 +318,21 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// connectAll opens n sessions in parallel and waits until each has one. addr may list a cluster's members comma-separated, and
-// session i then connects to member i mod len (spread evenly, as clients' shuffled
-// connect strings spread them).
-func connectAll(addr string, n int) ([]*zk.Conn, error) {
-	addrs := strings.Split(addr, ",")
+// roundRobin places n sessions on the members in turn, session i on member i mod members,
+// as clients' shuffled connect strings spread them over an ensemble.
+func roundRobin(n, members int) []int {
+	at := make([]int, n)
+	for i := range at {
+		at[i] = i % members
+	}
+	return at
+}
+
+// connectAll opens one session per entry of at in parallel, session i pinned to the member
+// members[at[i]] (a one-address connect string, so it never moves), and waits until each
+// has its session.
+func connectAll(members []string, at []int) ([]*zk.Conn, error) {
+	n := len(at)
 	conns := make([]*zk.Conn, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -329,7 +343,7 @@ func connectAll(addr string, n int) ([]*zk.Conn, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			conns[i], errs[i] = connect(addrs[i%len(addrs)])
+			conns[i], errs[i] = connect(members[at[i]])
 		}()
 	}
 	wg.Wait()

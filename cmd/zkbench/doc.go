@@ -22,7 +22,11 @@
 // With --cluster 3 or 5 each target is an ensemble of that many processes on loopback
 // (same zoo.cfg server.N lines, myid, initLimit/syncLimit for both), the sessions of a
 // cell spread round-robin over the members, so writes on followers are forwarded to the
-// leader as in production; RSS is the sum over the members.
+// leader as in production; RSS is the sum over the members. Each session is pinned to its
+// member (a one-address connect string). Before every cell the members are ordered
+// followers first and the leader last, as their srvr says, and session i goes to member
+// i mod N of that order: the same session has the same role on both targets, and a
+// 1-session cell runs on a follower (as two of three clients do in production).
 //
 // Before the first cell each server gets the read data set (100 dirs of 10 nodes each,
 // --value-size bytes per node, created with multis) and --warmup of the mixed workload,
@@ -73,7 +77,7 @@
 //   - watch: S sessions watch one node and one extra session sets it, in lock-step
 //     rounds (the next set only when every watcher was notified and has set its watch
 //     again); one op = one notification, its latency from the set being sent to the
-//     event arriving.
+//     event arriving. The writer is session S, on member S mod N.
 //
 // Nodes created by create and multi, and the prepared nodes delete left, are deleted
 // with multis after the timed part, so the tree is the same size at the start of every
