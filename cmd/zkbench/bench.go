@@ -225,9 +225,21 @@ type worker struct {
 // opFunc is one timed operation of a worker.
 type opFunc func(w *worker) error
 
+// measuredOp is an operation that measures itself and returns the latency to record, for
+// workloads whose figure is not the length of a call (visibility: the lag behind a reply).
+type measuredOp func(w *worker) (time.Duration, error)
+
 // drive runs depth workers per session, each calling op back to back until the duration
 // is over (or op reports errExhausted), and times every call.
 func (c *cell) drive(op opFunc) stats { return c.driveWorkers(c.newWorkers(len(c.conns)), op) }
+
+func (c *cell) driveWorkers(ws []*worker, op opFunc) stats {
+	return c.driveMeasured(ws, func(w *worker) (time.Duration, error) {
+		t0 := time.Now()
+		err := op(w)
+		return time.Since(t0), err
+	})
+}
 
 func (c *cell) newWorkers(sessions int) []*worker {
 	depth := c.b.cfg.depth
@@ -238,7 +250,9 @@ func (c *cell) newWorkers(sessions int) []*worker {
 	return ws
 }
 
-func (c *cell) driveWorkers(ws []*worker, op opFunc) stats {
+// driveMeasured runs the workers, each calling op back to back until the duration is over
+// (or op reports errExhausted), and records the latency every successful op returns.
+func (c *cell) driveMeasured(ws []*worker, op measuredOp) stats {
 	type outcome struct {
 		hist      histogram
 		ops, errs uint64
@@ -261,12 +275,10 @@ func (c *cell) driveWorkers(ws []*worker, op opFunc) stats {
 			o := &outs[i]
 			consecutive := 0
 			for !stop.Load() {
-				t0 := time.Now()
-				if !t0.Before(deadline) {
+				if !time.Now().Before(deadline) {
 					return
 				}
-				err := op(w)
-				d := time.Since(t0)
+				d, err := op(w)
 				switch {
 				case err == nil:
 					o.ops++
@@ -312,8 +324,11 @@ func (c *cell) driveWorkers(ws []*worker, op opFunc) stats {
 }
 
 func joinNote(a, b string) string {
-	if a == "" {
+	switch {
+	case a == "":
 		return b
+	case b == "":
+		return a
 	}
 	return a + "; " + b
 }

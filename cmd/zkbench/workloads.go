@@ -40,6 +40,8 @@ var workloads = []*workload{
 	{name: "mixed", op: "90% getData, 10% setData on the data set", run: driveWith(mixedOp)},
 	{name: "lock", op: "lock acquisition: create -e -s, getChildren, watch the predecessor; latency = create to holding (one goroutine per session)", run: runLock},
 	{name: "watch", op: "notification: N sessions watch one node, one more session sets it once all re-armed; latency = set sent to event received", place: withWriter, run: runWatch},
+	{name: "visibility-watch", op: "a setData through member A seen by a watch on member B; latency = A's reply to B's event, 0 if the event came first (one writer/reader pair per session)", place: placePairs, run: runVisibilityWatch, cleanup: cleanupPairs},
+	{name: "visibility-poll", op: "a setData through member A read back on member B with getData from A's reply on; latency = A's reply to the first read of the new version (one writer/reader pair per session)", place: placePairs, run: runVisibilityPoll, cleanup: cleanupPairs},
 }
 
 func workloadNames() []string {
