@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,7 +117,7 @@ func runBench(cfg config, targets []*target) *report {
 
 // setupTarget creates the run's root and the read data set, then warms the server up.
 func (b *bench) setupTarget(t *target) error {
-	conns, err := connectAll(t.addr, 4)
+	conns, err := connectAll(t.members, roundRobin(4, len(t.members)))
 	if err != nil {
 		return err
 	}
@@ -142,7 +141,7 @@ func (b *bench) teardownTarget(t *target) {
 	if !t.data || t.down != nil {
 		return
 	}
-	conns, err := connectAll(t.addr, 4)
+	conns, err := connectAll(t.members, roundRobin(4, len(t.members)))
 	if err != nil {
 		return
 	}
@@ -178,7 +177,12 @@ func (b *bench) runCell(t *target, w *workload, sessions int) stats {
 	if t.down != nil {
 		return stats{err: fmt.Errorf("skipped: %w", t.down)}
 	}
-	conns, err := connectAll(t.addr, sessions+w.extraSessions)
+	members := byRole(t.members)
+	at := roundRobin(sessions, len(members))
+	if w.place != nil {
+		at = w.place(sessions, len(members))
+	}
+	conns, err := connectAll(members, at)
 	if err != nil {
 		// Loopback connections do not fail for a while and then work again: the
 		// server is gone, and waiting for it in every later cell would only burn time.
@@ -221,9 +225,21 @@ type worker struct {
 // opFunc is one timed operation of a worker.
 type opFunc func(w *worker) error
 
+// measuredOp is an operation that measures itself and returns the latency to record, for
+// workloads whose figure is not the length of a call (visibility: the lag behind a reply).
+type measuredOp func(w *worker) (time.Duration, error)
+
 // drive runs depth workers per session, each calling op back to back until the duration
 // is over (or op reports errExhausted), and times every call.
 func (c *cell) drive(op opFunc) stats { return c.driveWorkers(c.newWorkers(len(c.conns)), op) }
+
+func (c *cell) driveWorkers(ws []*worker, op opFunc) stats {
+	return c.driveMeasured(ws, func(w *worker) (time.Duration, error) {
+		t0 := time.Now()
+		err := op(w)
+		return time.Since(t0), err
+	})
+}
 
 func (c *cell) newWorkers(sessions int) []*worker {
 	depth := c.b.cfg.depth
@@ -234,7 +250,9 @@ func (c *cell) newWorkers(sessions int) []*worker {
 	return ws
 }
 
-func (c *cell) driveWorkers(ws []*worker, op opFunc) stats {
+// driveMeasured runs the workers, each calling op back to back until the duration is over
+// (or op reports errExhausted), and records the latency every successful op returns.
+func (c *cell) driveMeasured(ws []*worker, op measuredOp) stats {
 	type outcome struct {
 		hist      histogram
 		ops, errs uint64
@@ -257,12 +275,10 @@ func (c *cell) driveWorkers(ws []*worker, op opFunc) stats {
 			o := &outs[i]
 			consecutive := 0
 			for !stop.Load() {
-				t0 := time.Now()
-				if !t0.Before(deadline) {
+				if !time.Now().Before(deadline) {
 					return
 				}
-				err := op(w)
-				d := time.Since(t0)
+				d, err := op(w)
 				switch {
 				case err == nil:
 					o.ops++
@@ -308,17 +324,30 @@ func (c *cell) driveWorkers(ws []*worker, op opFunc) stats {
 }
 
 func joinNote(a, b string) string {
-	if a == "" {
+	switch {
+	case a == "":
 		return b
+	case b == "":
+		return a
 	}
 	return a + "; " + b
 }
 
-// connectAll opens n sessions in parallel and waits until each has one. addr may list a cluster's members comma-separated, and
-// session i then connects to member i mod len (spread evenly, as clients' shuffled
-// connect strings spread them).
-func connectAll(addr string, n int) ([]*zk.Conn, error) {
-	addrs := strings.Split(addr, ",")
+// roundRobin places n sessions on the members in turn, session i on member i mod members,
+// as clients' shuffled connect strings spread them over an ensemble.
+func roundRobin(n, members int) []int {
+	at := make([]int, n)
+	for i := range at {
+		at[i] = i % members
+	}
+	return at
+}
+
+// connectAll opens one session per entry of at in parallel, session i pinned to the member
+// members[at[i]] (a one-address connect string, so it never moves), and waits until each
+// has its session.
+func connectAll(members []string, at []int) ([]*zk.Conn, error) {
+	n := len(at)
 	conns := make([]*zk.Conn, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -329,7 +358,7 @@ func connectAll(addr string, n int) ([]*zk.Conn, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			conns[i], errs[i] = connect(addrs[i%len(addrs)])
+			conns[i], errs[i] = connect(members[at[i]])
 		}()
 	}
 	wg.Wait()

@@ -6,7 +6,7 @@
 //
 //	zkbench [--targets zkraft,zookeeper [--zkraft-binary bin/zkraft] [--cluster 3|5] | --addr host:port[,host:port...] [--pid N]]
 //	        [--sessions 1,16,64] [--duration 5s] [--warmup 2s] [--depth 4]
-//	        [--workloads create,set,get,exists,getChildren,delete,multi,mixed,lock,watch]
+//	        [--workloads create,set,get,exists,getChildren,delete,multi,mixed,lock,watch,visibility-watch,visibility-poll]
 //	        [--value-size 100] [--json results.json] [--quiet]
 //
 // # Servers
@@ -22,7 +22,11 @@
 // With --cluster 3 or 5 each target is an ensemble of that many processes on loopback
 // (same zoo.cfg server.N lines, myid, initLimit/syncLimit for both), the sessions of a
 // cell spread round-robin over the members, so writes on followers are forwarded to the
-// leader as in production; RSS is the sum over the members.
+// leader as in production; RSS is the sum over the members. Each session is pinned to its
+// member (a one-address connect string). Before every cell the members are ordered
+// followers first and the leader last, as their srvr says, and session i goes to member
+// i mod N of that order: the same session has the same role on both targets, and a
+// 1-session cell runs on a follower (as two of three clients do in production).
 //
 // Before the first cell each server gets the read data set (100 dirs of 10 nodes each,
 // --value-size bytes per node, created with multis) and --warmup of the mixed workload,
@@ -73,7 +77,18 @@
 //   - watch: S sessions watch one node and one extra session sets it, in lock-step
 //     rounds (the next set only when every watcher was notified and has set its watch
 //     again); one op = one notification, its latency from the set being sent to the
-//     event arriving.
+//     event arriving. The writer is session S, on member S mod N;
+//   - visibility-watch, visibility-poll: how far a member's view lags behind a write made
+//     through another member. S writer/reader pairs, each with a node of its own, pair i's
+//     writer on member i mod N and its reader on member (i+1) mod N (on a standalone
+//     server both on it); one goroutine per pair (--depth unused), one op = one setData
+//     made visible on the reader's member, its latency measured from the writer's reply.
+//     visibility-watch arms a data watch through the reader before the set and takes the
+//     time to the event; an event that came before the reply counts as 0, and the note
+//     gives their share. visibility-poll reads the node through the reader back to back
+//     from the reply on, as a client told of the write by other means would, and takes
+//     the time until a read returns the new version, so it is at least one read's round
+//     trip; the note gives the share of first reads that were stale.
 //
 // Nodes created by create and multi, and the prepared nodes delete left, are deleted
 // with multis after the timed part, so the tree is the same size at the start of every

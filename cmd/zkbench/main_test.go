@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -195,6 +196,71 @@ func TestFlags(t *testing.T) {
 		cfg := defaultConfig()
 		if err := parseFlags(&cfg, bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestVisibility runs both visibility workloads against a real zkraft, standalone (both
+// sessions of a pair on the one server) and as a 3-member cluster (writer and reader on
+// different members), and checks that writes were seen and the lags are sane.
+func TestVisibility(t *testing.T) {
+	for _, members := range []int{0, 3} {
+		t.Run(fmt.Sprintf("cluster=%d", members), func(t *testing.T) {
+			cfg := defaultConfig()
+			cfg.targets = []string{"zkraft"}
+			cfg.cluster = members
+			cfg.workloads = []string{"visibility-watch", "visibility-poll"}
+			cfg.sessions = []int{1, 3}
+			cfg.duration = 400 * time.Millisecond
+			cfg.warmup = 0
+			cfg.logf = t.Logf
+			if err := cfg.validate(); err != nil {
+				t.Fatal(err)
+			}
+			targets, errs := startTargets(cfg)
+			defer stopTargets(cfg, targets)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if c := targets[0].cluster; c != nil {
+				if got, want := byRole(targets[0].members), c.Members[c.Leader()].Addr; got[len(got)-1] != want {
+					t.Errorf("byRole = %v, want the leader %s last", got, want)
+				}
+			}
+			rep := runBench(cfg, targets)
+			var buf bytes.Buffer
+			rep.writeTable(&buf)
+			t.Log("\n" + buf.String())
+			for _, res := range rep.results {
+				if res.Error != "" || res.Ops == 0 || res.Errors > 0 {
+					t.Errorf("%s, %d sessions: %+v", res.Workload, res.Sessions, res)
+					continue
+				}
+				if res.P50Ms < 0 || res.P50Ms > res.P99Ms || res.P99Ms > res.P999Ms || res.P999Ms > res.MaxMs || res.MaxMs <= 0 || res.MaxMs > 5000 {
+					t.Errorf("%s, %d sessions: lags out of order or range: %+v", res.Workload, res.Sessions, res)
+				}
+				// A poll's lag includes at least the read's round trip.
+				if res.Workload == "visibility-poll" && res.P50Ms <= 0 {
+					t.Errorf("%s, %d sessions: p50 %v ms", res.Workload, res.Sessions, res.P50Ms)
+				}
+			}
+		})
+	}
+}
+
+func TestPlacePairs(t *testing.T) {
+	for _, members := range []int{1, 3, 5} {
+		at := placePairs(7, members)
+		writes := map[int]bool{}
+		for i := range 7 {
+			w, r := at[i], at[7+i]
+			writes[w] = true
+			if members > 1 && w == r {
+				t.Errorf("%d members: pair %d writes and reads on member %d", members, i, w)
+			}
+		}
+		if len(writes) != members {
+			t.Errorf("%d members: writers on %d of them", members, len(writes))
 		}
 	}
 }

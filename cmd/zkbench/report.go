@@ -166,9 +166,13 @@ func (r *report) writeTable(out io.Writer) {
 		fmt.Fprintf(out, "\nratio = %s / %s: above 1 is better for ops/s, below 1 is better for latency and RSS.\n", r.targets[0], r.targets[1])
 	}
 	fmt.Fprintln(out, "\nwhat one op is:")
+	width := 0
+	for _, wname := range cfg.workloads {
+		width = max(width, len(wname))
+	}
 	for _, wname := range cfg.workloads {
 		if w := workloadByName(wname); w != nil {
-			fmt.Fprintf(out, "  %-12s %s\n", w.name, w.op)
+			fmt.Fprintf(out, "  %-*s %s\n", width, w.name, w.op)
 		}
 	}
 	if len(notes) > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zkraft/zkraft/server/ztest"
 )
@@ -9,8 +10,8 @@ import (
 // target is one server under test.
 type target struct {
 	name    string
-	addr    string // host:port, or comma-separated members of a cluster
-	pids    []int  // empty when unknown (an external server without --pid)
+	members []string // client addresses (host:port): the server, or a cluster's members
+	pids    []int    // empty when unknown (an external server without --pid)
 	srv     *ztest.Server
 	cluster *ztest.Cluster
 
@@ -25,7 +26,7 @@ type target struct {
 // are still measured.
 func startTargets(cfg config) ([]*target, []error) {
 	if cfg.addr != "" {
-		t := &target{name: "server", addr: cfg.addr}
+		t := &target{name: "server", members: splitList(cfg.addr)}
 		if cfg.pid > 0 {
 			t.pids = []int{cfg.pid}
 		}
@@ -50,7 +51,7 @@ func startTargets(cfg config) ([]*target, []error) {
 			errs = append(errs, fmt.Errorf("%s: start: %w", name, err))
 			continue
 		}
-		cfg.logf("%s listening on %s (pids %v)", name, t.addr, t.pids)
+		cfg.logf("%s listening on %s (pids %v)", name, strings.Join(t.members, ","), t.pids)
 		out = append(out, t)
 	}
 	return out, errs
@@ -68,8 +69,9 @@ func startTarget(name string, members int, opts ztest.Options) (*target, error) 
 		if err != nil {
 			return nil, err
 		}
-		t.cluster, t.addr = c, c.ConnectString()
+		t.cluster = c
 		for _, m := range c.Members {
+			t.members = append(t.members, m.Addr)
 			t.pids = append(t.pids, m.Cmd.Process.Pid)
 		}
 		return t, nil
@@ -82,7 +84,7 @@ func startTarget(name string, members int, opts ztest.Options) (*target, error) 
 	if err != nil {
 		return nil, err
 	}
-	t.srv, t.addr = srv, srv.Addr
+	t.srv, t.members = srv, []string{srv.Addr}
 	if srv.Cmd != nil && srv.Cmd.Process != nil {
 		t.pids = []int{srv.Cmd.Process.Pid}
 	}
@@ -101,4 +103,26 @@ func stopTargets(cfg config, targets []*target) {
 			cfg.logf("%s: stop: %v", t.name, err)
 		}
 	}
+}
+
+// byRole returns a cluster's members followers first and the leader last, by what each
+// member's srvr says of its mode; a member that does not answer counts as a follower.
+// Sessions are placed by member index (see roundRobin), and elections put the leader at
+// different indexes on the two targets (Raft's randomized timeouts; a fresh ZooKeeper
+// ensemble elects its highest myid): without this order the same session of a cell
+// could sit on the leader of one target and on a follower of the other (the watch
+// workload's one writer did). Asked per cell, as leadership may move during a run.
+func byRole(members []string) []string {
+	if len(members) < 2 {
+		return members
+	}
+	var followers, leaders []string
+	for _, m := range members {
+		if out, err := ztest.FourLetter(m, "srvr"); err == nil && strings.Contains(out, "\nMode: leader") {
+			leaders = append(leaders, m)
+		} else {
+			followers = append(followers, m)
+		}
+	}
+	return append(followers, leaders...)
 }

@@ -86,7 +86,7 @@ func measureStorage(cfg config, name string, n int) (r storageResult) {
 		return r
 	}
 	defer srv.Stop()
-	conns, err := connectAll(srv.Addr, storageSessions)
+	conns, err := connectAll([]string{srv.Addr}, roundRobin(storageSessions, 1))
 	if err != nil {
 		r.Error = err.Error()
 		return r

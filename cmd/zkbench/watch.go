@@ -13,6 +13,10 @@ import (
 // its watch again; a notification that does not come within it ends the cell.
 const rearmTimeout = 5 * time.Second
 
+// withWriter places the watch workload's sessions: the watchers round-robin and the
+// writer after them, on member sessions mod members.
+func withWriter(sessions, members int) []int { return roundRobin(sessions+1, members) }
+
 // runWatch measures watch fan-out. Every measured session sets a data watch on the cell's
 // base node (getData with watch); the extra session sets the node's data once all the
 // watches are in place, each watcher records the time from that set being sent to its

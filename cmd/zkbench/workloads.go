@@ -14,10 +14,13 @@ import (
 type workload struct {
 	name string
 	// op says what one counted operation is (ops/s and latency are per op).
-	op            string
-	extraSessions int // sessions the cell opens beyond the measured count
-	run           func(c *cell) stats
-	cleanup       func(c *cell)
+	op string
+	// place says which member (an index into the target's members, followers first, see
+	// byRole) each session of a cell with this session count connects to; nil: that many
+	// sessions, round-robin. Workloads with sessions beyond the count list them last.
+	place   func(sessions, members int) []int
+	run     func(c *cell) stats
+	cleanup func(c *cell)
 }
 
 // multiCreates is the number of creates in one multi of the multi workload.
@@ -36,7 +39,9 @@ var workloads = []*workload{
 	{name: "multi", op: fmt.Sprintf("multi of %d creates", multiCreates), run: runMulti, cleanup: cleanupCreated},
 	{name: "mixed", op: "90% getData, 10% setData on the data set", run: driveWith(mixedOp)},
 	{name: "lock", op: "lock acquisition: create -e -s, getChildren, watch the predecessor; latency = create to holding (one goroutine per session)", run: runLock},
-	{name: "watch", op: "notification: N sessions watch one node, one more session sets it once all re-armed; latency = set sent to event received", extraSessions: 1, run: runWatch},
+	{name: "watch", op: "notification: N sessions watch one node, one more session sets it once all re-armed; latency = set sent to event received", place: withWriter, run: runWatch},
+	{name: "visibility-watch", op: "a setData through member A seen by a watch on member B; latency = A's reply to B's event, 0 if the event came first (one writer/reader pair per session)", place: placePairs, run: runVisibilityWatch, cleanup: cleanupPairs},
+	{name: "visibility-poll", op: "a setData through member A read back on member B with getData from A's reply on; latency = A's reply to the first read of the new version (one writer/reader pair per session)", place: placePairs, run: runVisibilityPoll, cleanup: cleanupPairs},
 }
 
 func workloadNames() []string {
