@@ -1,17 +1,51 @@
 // Package quorum owns consensus: the hashicorp/raft node, the state machine (FSM) that
 // applies committed entries to the znode tree and the session table, the log entry
-// format, and the leader's duties (session expiry, container and TTL cleanup).
+// format, the peer streams between members (forwarded writes, session pings, commit
+// notices), and the leader's duties (session expiry, container and TTL cleanup,
+// membership).
 //
 // It knows nothing of sockets or the client protocol's framing: the server hands it
-// entries and reads through FSM.Read; watches fire into the watch registry, whose
-// watchers the server implements.
+// entries (a connection's writes through its Stream, anything else through Propose) and
+// reads through FSM.Read; watches fire into the watch registry, whose watchers the
+// server implements.
 //
 // Entry format and upgrades: an entry is a type byte and a Jute-encoded body (see
-// entry.go). A server panics on a type byte it does not know, so a new entry type or
-// a changed body gets a new type byte, and a rolling upgrade proposes it only after
-// every server runs a version that can apply it.
+// entry.go). A server panics on a type byte it does not know, so a new entry type or a
+// changed body gets a new type byte, and every version keeps applying the older bytes
+// its log may hold. Type byte 2 (the connection's cursor) is written by this version;
+// a version that knows only byte 1 cannot apply it, so a cluster is upgraded to it
+// whole (all members stopped, then started on the new version), not one member at a
+// time.
 //
 // Determinism: Apply reads no clock (the proposer stamps Entry.Time), draws no random
 // numbers, and lets no map order reach the tree, a result or a snapshot. zxid is the
-// Raft index of the entry.
+// Raft index of the entry. A connection's write applies only right after its previous
+// one (session.Table.Advance); the cursor lives in the session table and its snapshot,
+// so every member refuses the same writes.
+//
+// Commit notices, and why acting on them is safe. hashicorp/raft tells a follower the
+// commit index only in its next AppendEntries, so a follower would apply a write one
+// round (and two fsyncs) after the leader. Instead, whenever a member applies a command
+// it records (index, term) — applied means committed — and the leader sends that point
+// on every member's peer stream as soon as it changes. A member told (i, t) applies its
+// own log up to i, ahead of raft, only if the entry it holds at i has term t:
+//
+//   - By raft's Log Matching property, two logs holding an entry with the same index and
+//     term are identical up to it. The leader's entry i with term t is committed, so the
+//     member's entries 1..i are exactly the committed ones.
+//   - Committed entries are never removed or changed by any later leader (Leader
+//     Completeness), so raft cannot truncate or rewrite entries 1..i under the reader.
+//     An entry the member does not hold yet, or holds with another term (a stale one a
+//     new leader will overwrite), is not applied; the member tries again after raft
+//     stores the next batch.
+//   - One mutex (FSM.applyMu) orders raft's apply and these early ones; FSM.appliedIndex
+//     is the last index applied either way, and raft's later Apply of an entry at or
+//     below it returns the kept result without applying it again. A snapshot may so
+//     hold state past the index raft records for it; restoring it sets appliedIndex to
+//     the state's own zxid, and the entries between that and raft's index, which raft
+//     then replays, are skipped or are not commands.
+//
+// Notices cost nothing while idle: they are sent only after an apply, and raft's
+// CommitTimeout stays long (50 ms), as the fallback that carries the commit index when
+// no notice arrives (a member that just connected gets the current point at once).
 package quorum
