@@ -64,7 +64,7 @@ bench-storage: deps build
 # takes to show on another (they are among the default workloads, so make bench runs them
 # too, on the one server).
 bench-cluster: deps build
-	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s
+	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s --idle 10s
 
 # The image (Dockerfile): a static binary and an empty root; no base image is pulled.
 IMAGE ?= zkraft:latest

@@ -182,47 +182,53 @@ func (fw *forwarder) wakeDialer() {
 }
 
 // dialLoop keeps the stream pointed at the leader: woken by raft's leader observations,
-// by a proposal or a broken stream, and every `every` in case a dial failed.
+// by a proposal or a broken stream, and, only while there is no stream to the leader
+// raft knows (a dial failed), every `every`; an idle member with its stream up does
+// nothing here.
 func (fw *forwarder) dialLoop(every time.Duration, leaderChanged <-chan raft.Observation) {
-	t := time.NewTicker(every)
-	defer t.Stop()
+	retry := time.NewTimer(every)
+	defer retry.Stop()
 	for {
 		select {
 		case <-fw.n.done:
 			return
-		case <-t.C:
+		case <-retry.C:
 		case <-fw.kick:
 		case <-leaderChanged:
 		}
-		fw.redial()
+		if !fw.redial() {
+			retry.Reset(every)
+		}
 	}
 }
 
-func (fw *forwarder) redial() {
+// redial points the stream at the leader raft knows, and reports whether it is settled:
+// false asks for another try soon (no leader known yet, or the dial failed).
+func (fw *forwarder) redial() bool {
 	_, id := fw.n.raft.LeaderWithID()
 	fw.mu.Lock()
 	st := fw.st
 	fw.mu.Unlock()
 	switch {
 	case id == "": // an election: keep the stream, the old leader may win again
-		return
+		return false
 	case string(id) == fw.n.cfg.ID:
 		if st != nil {
 			fw.breakStream(st, fmt.Errorf("%w: this member leads now", ErrNoLeader))
 		}
-		return
+		return true
 	case st != nil && st.leader == string(id):
 		// The same leader: keep the stream, unless it said it left and raft has not
 		// learned of the new leader yet (dialing it again would only be refused).
-		return
+		return !st.left.Load()
 	}
 	p, ok := fw.n.peer(string(id))
 	if !ok {
-		return
+		return false
 	}
 	c, err := fw.n.cfg.Network.Dial(p.PeerAddr, 2*time.Second)
 	if err != nil {
-		return
+		return false
 	}
 	if st != nil {
 		fw.breakStream(st, fmt.Errorf("%w: the leader changed", ErrNoLeader))
@@ -235,6 +241,7 @@ func (fw *forwarder) redial() {
 	fw.mu.Unlock()
 	go fw.readFrom(nst)
 	fw.ping(nst) // the leader counts its learners by these
+	return true
 }
 
 // readFrom reads what the leader sends on st: commit notices and refused proposals.

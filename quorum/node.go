@@ -81,7 +81,7 @@ func DefaultConfig(dataDir string) Config {
 		TrailingLogs:           10240,
 		Logger:                 slog.Default(),
 		HeartbeatTimeout:       500 * time.Millisecond,
-		CommitTimeout:          50 * time.Millisecond,
+		CommitTimeout:          500 * time.Millisecond,
 	}
 }
 

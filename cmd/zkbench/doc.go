@@ -7,7 +7,11 @@
 //	zkbench [--targets zkraft,zookeeper [--zkraft-binary bin/zkraft] [--cluster 3|5] | --addr host:port[,host:port...] [--pid N]]
 //	        [--sessions 1,16,64] [--duration 5s] [--warmup 2s] [--depth 4]
 //	        [--workloads create,set,get,exists,getChildren,delete,multi,mixed,lock,watch,visibility-watch,visibility-poll]
-//	        [--value-size 100] [--json results.json] [--quiet]
+//	        [--value-size 100] [--idle 10s] [--json results.json] [--quiet]
+//
+// With --idle, before the workloads every target sits with no client for that long, all in
+// the same window, and zkbench prints the CPU seconds each used per 10 s (utime + stime of
+// its processes from /proc/<pid>/stat): the cost of heartbeats and timers.
 //
 // # Servers
 //

@@ -28,6 +28,7 @@ type config struct {
 	valueSize int
 	depth     int // requests in flight per session
 	jsonPath  string
+	idle      time.Duration // measure each target's CPU while idle for this long first (0: no)
 	logf      func(format string, args ...any)
 }
 
@@ -59,6 +60,8 @@ func (c *config) validate() error {
 		return errors.New("--sessions: empty")
 	case c.duration <= 0:
 		return errors.New("--duration: must be positive")
+	case c.idle < 0:
+		return errors.New("--idle: must not be negative")
 	case c.warmup < 0:
 		return errors.New("--warmup: must not be negative")
 	case c.valueSize < 0 || c.valueSize > 512*1024:
@@ -107,6 +110,7 @@ func parseFlags(cfg *config, args []string) error {
 	fs.IntVar(&cfg.valueSize, "value-size", cfg.valueSize, "bytes of data per znode written")
 	fs.IntVar(&cfg.depth, "depth", cfg.depth, "requests in flight per session (goroutines sharing one connection)")
 	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
+	fs.DurationVar(&cfg.idle, "idle", 0, "first let the servers sit idle this long and print the CPU each used")
 	storage := fs.String("storage", "", "instead of the workloads, measure load, RSS, write stall during snapshots, snapshot size and restart with trees of these sizes (e.g. 100000,1000000)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
@@ -144,6 +148,9 @@ func run(cfg config, out io.Writer) int {
 	if len(targets) == 0 {
 		fmt.Fprintln(out, "zkbench: no server to measure")
 		return 1
+	}
+	if cfg.idle > 0 {
+		measureIdle(cfg, targets, cfg.idle, out)
 	}
 	rep := runBench(cfg, targets)
 	rep.writeTable(out)

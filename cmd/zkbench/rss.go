@@ -13,22 +13,8 @@ import (
 // members add up), or 0 if unknown.
 func rss(pids ...int) int64 {
 	var total int64
-	seen := map[int]bool{}
-	var queue []int
-	for _, p := range pids {
-		if p > 0 {
-			queue = append(queue, p)
-		}
-	}
-	for len(queue) > 0 && len(seen) < 256 {
-		p := queue[0]
-		queue = queue[1:]
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
+	for _, p := range descendants(pids) {
 		total += vmRSS(p)
-		queue = append(queue, childPids(p)...)
 	}
 	return total
 }
