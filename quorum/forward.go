@@ -137,13 +137,13 @@ func (fw *forwarder) send(e *Entry, st *peerStream) Future {
 	fw.n.FSM.waiters.Store(key, fut)
 	if st.broken.Load() {
 		// broke before the waiter was stored: nothing else fails it
-		fw.n.FSM.waiters.Delete(key)
+		fw.n.FSM.waiters.CompareAndDelete(key, fut)
 		fut.complete(nil, fmt.Errorf("%w: stream to leader broke", errNotSent))
 		return fut
 	}
 	if err := st.write(frameEntry, e.Marshal()); err != nil {
 		// The leader cannot decode a frame that did not arrive whole.
-		fw.n.FSM.waiters.Delete(key)
+		fw.n.FSM.waiters.CompareAndDelete(key, fut)
 		fut.complete(nil, fmt.Errorf("%w: %v", errNotSent, err))
 		fw.breakStream(st, fmt.Errorf("%w: %v", ErrNoLeader, err))
 	}
@@ -164,10 +164,10 @@ func (fw *forwarder) breakStream(st *peerStream, err error) {
 	}
 	fw.mu.Unlock()
 	fw.n.FSM.waiters.Range(func(k, v any) bool {
-		if f := v.(*forwardFuture); f.stream == st {
-			if _, ok := fw.n.FSM.waiters.LoadAndDelete(k); ok {
-				f.complete(nil, err)
-			}
+		// Only this stream's: a refused write may be on its way again, under the same
+		// key, on another.
+		if f := v.(*forwardFuture); f.stream == st && fw.n.FSM.waiters.CompareAndDelete(k, v) {
+			f.complete(nil, err)
 		}
 		return true
 	})
