@@ -379,6 +379,7 @@ func (n *Node) servePeer(c net.Conn) {
 			continue
 		}
 		e.Time = time.Now().UnixMilli()
+		n.judgeReconfig(e)
 		answers <- inflight{seq: e.Seq, f: n.raft.Apply(e.Marshal(), 0)}
 	}
 }

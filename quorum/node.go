@@ -256,7 +256,7 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger) (raft.Transport,
 		ln.Close()
 		return nil, raft.Configuration{}, fmt.Errorf("quorum: raft address %q: %w", self.RaftAddr, err)
 	}
-	trans := raft.NewNetworkTransportWithLogger(&streamLayer{Listener: ln, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog)
+	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: ln, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog)}
 	var conf raft.Configuration
 	for _, p := range cfg.Peers {
 		sv := raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter}
@@ -335,6 +335,7 @@ func (n *Node) Propose(e *Entry) Future {
 	if len(n.cfg.Peers) > 0 && n.raft.State() != raft.Leader {
 		return n.fwd.forward(e)
 	}
+	n.judgeReconfig(e)
 	return n.raft.Apply(e.Marshal(), 0)
 }
 
