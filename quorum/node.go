@@ -131,7 +131,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Network == nil {
 		cfg.Network = TCP{}
 	}
-	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Error, Output: os.Stderr})
+	rlog, hlog := newRaftLog(cfg.Logger)
 	store, err := persistence.Open(cfg.DataDir, cfg.SnapshotRetain, hlog)
 	if err != nil {
 		return nil, err
@@ -226,6 +226,13 @@ func Open(cfg Config) (*Node, error) {
 		go n.fwd.pingLoop(cfg.TickTime/2, n.done)
 	}
 	go n.watchLeadership()
+	if n.IsClustered() {
+		why := func(id raft.ServerID) string {
+			p, _ := n.peer(string(id))
+			return rlog.lastHeartbeatErr(p.RaftAddr)
+		}
+		go observePeers(r, rc.LocalID, newReachability(cfg.Logger, time.Now, time.Minute, why), n.done)
+	}
 	return n, nil
 }
 

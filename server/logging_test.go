@@ -70,3 +70,65 @@ func TestLogIsPerEventNotPerRequest(t *testing.T) {
 		t.Fatalf("the expiry line has no count:\n%s", buf.String())
 	}
 }
+
+// While one member of three is down, the survivors say so once (raft's per-attempt
+// heartbeat and replication errors go to debug), and once more when it is back.
+func TestClusterLogsUnreachableMemberOnce(t *testing.T) {
+	bufs := make([]*lockedBuffer, 3)
+	logs := make([]*slog.Logger, 3)
+	for i := range logs {
+		bufs[i] = &lockedBuffer{}
+		logs[i] = slog.New(slog.NewTextHandler(bufs[i], &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	tc := newTestClusterLogged(t, 3, nil, nil, logs)
+	down := tc.follower()
+	peer := fmt.Sprintf("peer=%d ", down+1)
+	survivors := func(what string) (n int, lines string) {
+		for i, b := range bufs {
+			if i == down {
+				continue
+			}
+			for _, l := range strings.Split(b.String(), "\n") {
+				if strings.Contains(l, what) {
+					n++
+					lines += l + "\n"
+				}
+			}
+		}
+		return n, lines
+	}
+	await := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if n, _ := survivors(what); n > 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q line in the survivors' logs", what)
+			}
+		}
+	}
+
+	tc.stop(down)
+	await(`msg="raft peer unreachable" ` + peer)
+	time.Sleep(3 * time.Second) // raft retries all along
+	tc.start(down)
+	await(`msg="raft peer reachable again" ` + peer)
+	tc.converge()
+	for _, c := range []struct {
+		what string
+		want int
+	}{
+		{`msg="raft peer unreachable" ` + peer, 1},
+		{`msg="raft peer reachable again" ` + peer, 1},
+		{`msg="raft peer still unreachable"`, 0},
+		{"level=ERROR", 0},
+	} {
+		if n, lines := survivors(c.what); n != c.want {
+			t.Errorf("%d lines with %s in the survivors' logs, want %d:\n%s", n, c.what, c.want, lines)
+		}
+	}
+	if n, lines := survivors(`msg="raft peer reachable again" ` + peer); n == 1 && !strings.Contains(lines, "failed_attempts=") {
+		t.Errorf("the line that ends the outage has no count: %s", lines)
+	}
+}
