@@ -131,7 +131,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Network == nil {
 		cfg.Network = TCP{}
 	}
-	rlog, hlog := newRaftLog(cfg.Logger)
+	hlog := newRaftLog(cfg.Logger)
 	store, err := persistence.Open(cfg.DataDir, cfg.SnapshotRetain, hlog)
 	if err != nil {
 		return nil, err
@@ -226,13 +226,6 @@ func Open(cfg Config) (*Node, error) {
 		go n.fwd.pingLoop(cfg.TickTime/2, n.done)
 	}
 	go n.watchLeadership()
-	if n.IsClustered() {
-		why := func(id raft.ServerID) string {
-			p, _ := n.peer(string(id))
-			return rlog.lastHeartbeatErr(p.RaftAddr)
-		}
-		go observePeers(r, rc.LocalID, newReachability(cfg.Logger, time.Now, time.Minute, why), n.done)
-	}
 	return n, nil
 }
 
@@ -263,7 +256,8 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger) (raft.Transport,
 		ln.Close()
 		return nil, raft.Configuration{}, fmt.Errorf("quorum: raft address %q: %w", self.RaftAddr, err)
 	}
-	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: ln, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog)}
+	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: ln, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog),
+		reach: newReachability(cfg.Logger, time.Now, time.Minute)}
 	var conf raft.Configuration
 	for _, p := range cfg.Peers {
 		sv := raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter}
