@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -22,7 +23,9 @@ type contactTransport struct {
 func (t *contactTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	err := t.NetworkTransport.AppendEntries(id, target, args, resp)
 	if err != nil {
-		t.reach.failed(id, err)
+		if !errors.Is(err, raft.ErrTransportShutdown) { // this server is stopping, not the peer
+			t.reach.failed(id, err)
+		}
 		return err
 	}
 	t.answered.Store(id, time.Now())
