@@ -80,6 +80,8 @@ func recordFor(op int32) (jute.Record, bool) {
 		return nil, true
 	case OpSetConfig:
 		return &jute.SetDataRequest{}, true
+	case OpReconfigNoQuorum:
+		return &jute.ReconfigRequest{}, true
 	}
 	if !jute.IsWrite(op) {
 		return nil, false

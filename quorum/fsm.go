@@ -97,6 +97,7 @@ func NewFSM(opts datatree.Options) *FSM {
 		OpMoveSession:        f.applyMoveSession,
 		OpSetConfig:          f.applySetConfig,
 		jute.OpReconfig:      f.applyReconfig,
+		OpReconfigNoQuorum:   f.applyReconfig,
 	}
 	for _, op := range []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
 		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpCheck, jute.OpMulti, jute.OpDeleteContainer} {
@@ -294,34 +295,6 @@ func (f *FSM) applySetConfig(zxid int64, e *Entry) (*Result, []datatree.Event) {
 	}
 	_, events := f.setMembers(zxid, e, m)
 	return &Result{}, events
-}
-
-// applyReconfig is ZooKeeper's reconfig as the leader prepares and every server applies
-// it: the session, then WRITE on /zookeeper/config (only a super user has it by
-// default), the expected config version, then the new membership itself. The reply is
-// the new configuration and the node's stat.
-func (f *FSM) applyReconfig(zxid int64, e *Entry) (*Result, []datatree.Event) {
-	if code := f.checkSession(e); code != jute.OK {
-		return &Result{Err: code}, nil
-	}
-	if code := f.tree.CheckACL(datatree.ConfigPath, jute.PermWrite, f.txn(zxid, e).Caller); code != jute.OK {
-		return &Result{Err: code}, nil
-	}
-	cur, ok := f.Members()
-	if !ok {
-		return &Result{Err: jute.ErrReconfigInProgress}, nil
-	}
-	r := e.Req.(*jute.ReconfigRequest)
-	if r.CurConfigId != -1 && r.CurConfigId != cur.Version {
-		return &Result{Err: jute.ErrBadVersion}, nil
-	}
-	next, err := cur.reconfigure(r.JoiningServers, r.LeavingServers, r.NewMembers)
-	if err != nil {
-		return &Result{Err: jute.ErrBadArguments}, nil
-	}
-	st, events := f.setMembers(zxid, e, next)
-	data, _, _ := f.tree.Get(datatree.ConfigPath)
-	return &Result{Resp: &jute.GetDataResponse{Data: data, Stat: st}}, events
 }
 
 // applySync answers a client's sync once it is applied; the member's catch-up sync has

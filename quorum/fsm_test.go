@@ -38,9 +38,10 @@ func entries() []*Entry {
 func applyAll(t *testing.T, f *FSM, es []*Entry) []*Result {
 	t.Helper()
 	var out []*Result
-	for i, e := range es {
-		// Through the encoding, as every entry reaches Apply from the log.
-		r := f.Apply(&raft.Log{Index: uint64(i + 3), Type: raft.LogCommand, Data: e.Marshal()})
+	for _, e := range es {
+		// Through the encoding, as every entry reaches Apply from the log, after the
+		// entries already applied (from 3 on a fresh FSM, as after raft's first two).
+		r := f.Apply(&raft.Log{Index: max(f.appliedIndex.Load(), 2) + 1, Type: raft.LogCommand, Data: e.Marshal()})
 		out = append(out, r.(*Result))
 	}
 	return out

@@ -156,7 +156,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Network == nil {
 		cfg.Network = TCP{}
 	}
-	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Error, Output: os.Stderr})
+	hlog := newRaftLog(cfg.Logger)
 	store, err := persistence.Open(cfg.DataDir, cfg.SnapshotRetain, hlog)
 	if err != nil {
 		return nil, err
@@ -296,7 +296,8 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger) (raft.Transport,
 		ln.Close()
 		return nil, raft.Configuration{}, fmt.Errorf("quorum: raft address %q: %w", self.RaftAddr, err)
 	}
-	trans := raft.NewNetworkTransportWithLogger(&streamLayer{Listener: ln, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog)
+	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: ln, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog),
+		reach: newReachability(cfg.Logger, time.Now, time.Minute)}
 	var conf raft.Configuration
 	for _, p := range cfg.Peers {
 		sv := raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter}
@@ -385,10 +386,9 @@ func (n *Node) propose(e *Entry) Future {
 	if err != nil {
 		return failedFuture{err}
 	}
-	if p.peer == nil {
-		return n.raft.Apply(e.Marshal(), 0)
+	if p.peer != nil {
+		e.Origin, e.Conn, e.Seq = n.cfg.ID, 0, n.fwd.sysSeq.Add(1)
 	}
-	e.Origin, e.Conn, e.Seq = n.cfg.ID, 0, n.fwd.sysSeq.Add(1)
 	return n.send(e, p)
 }
 

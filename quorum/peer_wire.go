@@ -216,6 +216,7 @@ func (n *Node) servePeer(c net.Conn) {
 				continue
 			}
 			e.Time = time.Now().UnixMilli()
+			n.judgeReconfig(e)
 			proposals <- proposal{key: key, f: n.raft.Apply(e.Marshal(), 0)}
 		default:
 			return

@@ -172,6 +172,7 @@ func (n *Node) path() (path, error) {
 // send proposes e on p.
 func (n *Node) send(e *Entry, p path) Future {
 	if p.peer == nil {
+		n.judgeReconfig(e)
 		return n.raft.Apply(e.Marshal(), 0)
 	}
 	return n.fwd.send(e, p.peer)

@@ -55,7 +55,7 @@ var adminCommands = []adminCommand{
 	{[]string{"is_read_only", "isro"}, func(s *Server) map[string]any { return map[string]any{"read_only": false} }},
 	{[]string{"dump"}, (*Server).adminDump},
 	{[]string{"watch_summary", "wchs"}, func(s *Server) map[string]any {
-		watchers, paths, watches := s.node.FSM.Watches.Stats()
+		watchers, paths, watches := s.node.FSM.Watches.Summary()
 		return map[string]any{"num_connections": watchers, "num_paths": paths, "num_total_watches": watches}
 	}},
 	{[]string{"watches", "wchc"}, (*Server).adminWatches},

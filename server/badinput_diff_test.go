@@ -14,7 +14,8 @@ import (
 )
 
 // outcome is what a server does with one piece of bad input: answer (with an error
-// code) or close the connection, or neither within the deadline.
+// code) or close the connection, or neither within the deadline; and, if the connection
+// is still open after that, whether it then answers a ping or closes.
 func outcome(t *testing.T, addr string, handshake bool, payload []byte) string {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -32,6 +33,16 @@ func outcome(t *testing.T, addr string, handshake bool, payload []byte) string {
 		}
 	}
 	nc.Write(payload)
+	first := nextReply(br)
+	if first == "closed" {
+		return first
+	}
+	nc.SetDeadline(time.Now().Add(3 * time.Second))
+	nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing}))
+	return first + ", then to a ping: " + nextReply(br)
+}
+
+func nextReply(br *bufio.Reader) string {
 	f, err := jute.ReadFrame(br, nil, jute.DefaultMaxBuffer)
 	var ne net.Error
 	switch {
@@ -60,8 +71,12 @@ func TestBadInputAgainstZooKeeper(t *testing.T) {
 		{"frame over jute.maxbuffer", true, []byte{0x7f, 0xff, 0xff, 0xff}},
 		{"negative frame length", true, []byte{0xff, 0xff, 0xff, 0xf0}},
 		{"unknown opcode", true, frame(&jute.RequestHeader{Xid: 1, Type: 999})},
+		{"notification opcode", true, frame(&jute.RequestHeader{Xid: 1, Type: 0})},
+		{"frame shorter than a header", true, []byte{0, 0, 0, 4, 0, 0, 0, 1}},
 		{"truncated getData", true, append(frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData})[:0:0],
 			0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 9)},
+		{"truncated setData", true, append(frame(&jute.RequestHeader{Xid: 1, Type: jute.OpSetData})[:0:0],
+			0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 9)},
 		{"getData of a relative path", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "rel"})},
 		{"create with a bad path", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpCreate},
 			&jute.CreateRequest{Path: "/a/../b", Acl: []jute.ACL{{Perms: 31, Id: jute.Id{Scheme: "world", Id: "anyone"}}}})},

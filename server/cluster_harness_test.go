@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"net"
 	"strconv"
 	"sync"
@@ -22,7 +23,8 @@ type testCluster struct {
 	t       *testing.T
 	net     *netsim.Net
 	cfgs    []Config
-	servers []*Server // nil while stopped
+	servers []*Server      // nil while stopped
+	logs    []*slog.Logger // each member's logger, if set
 }
 
 func loopbackAddr(t *testing.T) string {
@@ -51,7 +53,14 @@ func newTestClusterWith(t *testing.T, n int, mod func(*Config), observers ...int
 // data dir before the first start.
 func newTestClusterSeeded(t *testing.T, n int, mod func(*Config), seed func(Config), observers ...int) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, net: netsim.New(), servers: make([]*Server, n)}
+	return newTestClusterLogged(t, n, mod, seed, nil, observers...)
+}
+
+// newTestClusterLogged is newTestClusterSeeded where member i logs to logs[i] (nil
+// logs: the default logger).
+func newTestClusterLogged(t *testing.T, n int, mod func(*Config), seed func(Config), logs []*slog.Logger, observers ...int) *testCluster {
+	t.Helper()
+	tc := &testCluster{t: t, net: netsim.New(), servers: make([]*Server, n), logs: logs}
 	var peers []quorum.Peer
 	for i := 1; i <= n; i++ {
 		p := quorum.Peer{ID: strconv.Itoa(i), RaftAddr: loopbackAddr(t), PeerAddr: loopbackAddr(t)}
@@ -97,7 +106,11 @@ func (tc *testCluster) start(idx ...int) {
 	errs := make([]error, len(tc.servers))
 	var wg sync.WaitGroup
 	for _, i := range idx {
-		s, err := New(tc.cfgs[i], nil)
+		var log *slog.Logger
+		if tc.logs != nil {
+			log = tc.logs[i]
+		}
+		s, err := New(tc.cfgs[i], log)
 		if err != nil {
 			tc.t.Fatal(err)
 		}

@@ -77,16 +77,28 @@ func TestZkCliOnEnsembleMatchesZooKeeper(t *testing.T) {
 }
 
 // reconfig as zkCli drives it, gated by reconfigEnabled and the super user: the refusals
-// and their messages. (A committed change is not compared: ZooKeeper 3.8 then drops some
+// and their messages. ZooKeeper checks the version, then the arguments, then that the
+// new membership has a synced quorum, and only then the caller's right to write
+// /zookeeper/config (PrepRequestProcessor), so a caller without that right learns of
+// the first three. (A committed change is not compared: ZooKeeper 3.8 then drops some
 // client connections, at moments that vary from run to run; TestClusterReconfigAddAndRemove
 // covers committed changes.) zkCli talks to members 1 and 2 only.
 func TestZkCliReconfigMatchesZooKeeper(t *testing.T) {
+	// Three members that do not run: six voters of which three are synced.
+	noQuorum := "reconfig -add server.5=127.0.0.1:1:2;3,server.6=127.0.0.1:4:5;6,server.7=127.0.0.1:7:8;9"
 	script := strings.Join([]string{
 		"config",
 		"reconfig -remove 3",
+		"reconfig -v 1 -remove 3",
+		"reconfig -v 1 -add server.5=127.0.0.1:1:2",
+		"reconfig -add server.5=127.0.0.1:1:2",
+		"reconfig -remove 1,2",
+		noQuorum,
+		"reconfig -v 1 " + noQuorum[len("reconfig "):],
 		"addauth digest super:test",
 		"reconfig -v 1 -remove 3",
 		"reconfig -add server.5=127.0.0.1:1:2",
+		noQuorum,
 		"get -s /zookeeper/config",
 		"quit",
 	}, "\n") + "\n"

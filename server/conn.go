@@ -57,7 +57,7 @@ type pending struct {
 	req     jute.Record
 	future  quorum.Future // writes: the proposal
 	err     jute.Code     // answered without a read or a proposal (e.g. unknown op)
-	close   bool          // close the connection after the reply (closeSession, auth failure)
+	close   bool          // close the connection after the reply (closeSession, auth failure, unknown op)
 	start   time.Time
 	barrier chan struct{} // closed by the responder when every earlier write is answered
 }
@@ -174,7 +174,9 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 	p := &pending{xid: h.Xid, op: h.Type, start: time.Now()}
 	req, known := jute.NewRequest(h.Type)
 	if !known {
-		p.err = jute.ErrUnimplemented
+		// ZooKeeper answers an op it does not know with Unimplemented and closes the
+		// connection once that reply is written (UnimplementedRequestProcessor).
+		p.err, p.close = jute.ErrUnimplemented, true
 		return p, true
 	}
 	if req != nil {

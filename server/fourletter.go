@@ -225,7 +225,7 @@ type metric struct {
 // Prometheus metrics report the same values.
 func (s *Server) monitor() []metric {
 	min, avg, max := s.stats.latency()
-	_, _, watches := s.node.FSM.Watches.Stats()
+	watches := s.node.FSM.Watches.Count()
 	var nodes, ephemerals, sessions int
 	var dataSize int64
 	s.node.FSM.Read(func(t *datatree.Tree, st *session.Table) {
@@ -276,7 +276,7 @@ func (s *Server) monitor() []metric {
 var peerState = map[string]string{"leader": "leading - broadcast", "follower": "following - broadcast", "observer": "observing - broadcast"}
 
 func (s *Server) writeWchs(b *strings.Builder) {
-	watchers, paths, watches := s.node.FSM.Watches.Stats()
+	watchers, paths, watches := s.node.FSM.Watches.Summary()
 	fmt.Fprintf(b, "%d connections watching %d paths\nTotal watches:%d\n", watchers, paths, watches)
 }
 

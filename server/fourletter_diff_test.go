@@ -1,11 +1,15 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/server/ztest"
 )
 
@@ -110,4 +114,146 @@ func TestFourLetterWordsMatchZooKeeper(t *testing.T) {
 			t.Errorf("mntr lacks %s", k)
 		}
 	}
+}
+
+// ZooKeeper keeps data watches (getData, exists, on a missing node too) and child
+// watches in two managers and puts a persistent or recursive watch in both: mntr's
+// zk_watch_count (and the Prometheus gauge watch_count, the same function) is the sum
+// of the two, while wchs, wchc, wchp and the AdminServer's watch_summary, watches and
+// watches_by_path show the data manager only (DataTree.getWatchCount,
+// dumpWatchesSummary, getWatchesSummary). Both servers get the same watches from two
+// sessions (one with a child watch only) and must report the same. Debian's ZooKeeper
+// has no Prometheus provider, so zkraft's /metrics is held to ZooKeeper's mntr.
+func TestWatchCountsMatchZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	report := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
+		port, err := ztest.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		metricsPort, err := ztest.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
+			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1",
+			"metricsProvider.httpHost": "127.0.0.1", "metricsProvider.httpPort": fmt.Sprint(metricsPort)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		a, b := dial(t, s.Addr), dial(t, s.Addr)
+		a.connect(0, nil)
+		b.connect(0, nil)
+		names := map[int64]string{a.sid: "A", b.sid: "B"}
+		for _, step := range []struct {
+			c   *rawClient
+			op  int32
+			req jute.Record
+		}{
+			{a, jute.OpCreate, &jute.CreateRequest{Path: "/w", Acl: openACL}},
+			{a, jute.OpGetData, &jute.GetDataRequest{Path: "/w", Watch: true}},
+			{a, jute.OpGetChildren, &jute.GetChildrenRequest{Path: "/w", Watch: true}},
+			{a, jute.OpExists, &jute.ExistsRequest{Path: "/missing", Watch: true}},
+			{a, jute.OpAddWatch, &jute.AddWatchRequest{Path: "/p", Mode: jute.AddWatchPersistent}},
+			{a, jute.OpAddWatch, &jute.AddWatchRequest{Path: "/r", Mode: jute.AddWatchPersistentRecursive}},
+			{b, jute.OpGetChildren, &jute.GetChildrenRequest{Path: "/w", Watch: true}},
+		} {
+			if h := step.c.call(step.op, step.req, nil); h.Err != 0 && h.Err != int32(jute.ErrNoNode) {
+				t.Fatalf("%s: op %d: %d", s.Name, step.op, h.Err)
+			}
+		}
+		out := map[string]string{}
+		ask := func(cmd string) string {
+			o, err := ztest.FourLetter(s.Addr, cmd)
+			if err != nil {
+				t.Fatalf("%s %s: %v", s.Name, cmd, err)
+			}
+			return o
+		}
+		out["mntr zk_watch_count"] = regexp.MustCompile(`zk_watch_count\t\d+`).FindString(ask("mntr"))
+		if s.Name == "zkraft" {
+			_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+			out["prometheus watch_count"] = regexp.MustCompile(`(?m)^watch_count \d+`).FindString(body)
+		} else {
+			out["prometheus watch_count"] = strings.Replace(strings.TrimPrefix(out["mntr zk_watch_count"], "zk_"), "\t", " ", 1)
+		}
+		out["wchs"] = ask("wchs")
+		out["wchc"] = strings.Join(watchLines(ask("wchc"), names), "|")
+		out["wchp"] = strings.Join(watchLines(ask("wchp"), names), "|")
+		for _, c := range []string{"watch_summary", "watches", "watches_by_path"} {
+			_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/%s", port, c))
+			d := json.NewDecoder(strings.NewReader(body))
+			d.UseNumber()
+			var m map[string]any
+			if err := d.Decode(&m); err != nil {
+				t.Fatalf("%s %s: %v\n%s", s.Name, c, err, body)
+			}
+			delete(m, "command")
+			delete(m, "error")
+			out[c] = sessionNames(canonical(m), names)
+		}
+		return out
+	}
+	zk, us := report(ztest.StartZooKeeper), report(ztest.StartZkraft)
+	for _, k := range []string{"mntr zk_watch_count", "prometheus watch_count", "wchs", "wchc", "wchp", "watch_summary", "watches", "watches_by_path"} {
+		if zk[k] != us[k] {
+			t.Errorf("%s\nzookeeper: %q\nzkraft:    %q", k, zk[k], us[k])
+		} else {
+			t.Logf("%s: %q", k, us[k])
+		}
+	}
+}
+
+// canonical prints decoded JSON with object keys and array elements sorted (ZooKeeper
+// lists hash-set order).
+func canonical(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		var parts []string
+		for k, e := range x {
+			parts = append(parts, k+":"+canonical(e))
+		}
+		sort.Strings(parts)
+		return "{" + strings.Join(parts, ",") + "}"
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, canonical(e))
+		}
+		sort.Strings(parts)
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+// watchLines names the sessions in a wchc or wchp dump and sorts each group's lines
+// (ZooKeeper prints hash-set order).
+func watchLines(out string, names map[int64]string) []string {
+	var groups [][]string
+	for _, l := range strings.Split(sessionNames(out, names), "\n") {
+		switch {
+		case l == "":
+		case strings.HasPrefix(l, "\t") && len(groups) > 0:
+			groups[len(groups)-1] = append(groups[len(groups)-1], l)
+		default:
+			groups = append(groups, []string{l})
+		}
+	}
+	var lines []string
+	for _, g := range groups {
+		sort.Strings(g[1:])
+		lines = append(lines, strings.Join(g, ","))
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+// sessionNames replaces session ids, in hex (0x...) or decimal, by the test's names.
+func sessionNames(s string, names map[int64]string) string {
+	for id, name := range names {
+		s = strings.ReplaceAll(s, fmt.Sprintf("0x%x", id), name)
+		s = strings.ReplaceAll(s, strconv.FormatInt(id, 10), name)
+	}
+	return s
 }

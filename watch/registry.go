@@ -25,6 +25,15 @@ const (
 	PersistentRecursive
 )
 
+// dataKinds are the kinds ZooKeeper keeps in its data watch manager and childKinds those
+// in its child watch manager; a persistent or recursive watch is in both
+// (DataTree.addWatch). Its mntr watch count is the two managers' sizes added up, while
+// wchs, wchc, wchp and the AdminServer's watch listings show the data manager only.
+const (
+	dataKinds  = Data | Persistent | PersistentRecursive
+	childKinds = Child | Persistent | PersistentRecursive
+)
+
 // ReadCheck says whether w may read path; persistent watches are delivered only to
 // watchers that may (ZooKeeper checks READ before delivering them).
 type ReadCheck func(w Watcher, path string) bool
@@ -36,49 +45,64 @@ type Registry struct {
 	paths   map[string]map[Watcher]Kind
 	byConn  map[Watcher]map[string]Kind
 	nRecurs int // number of recursive watches, so triggers skip the ancestor walk when 0
+
+	// The counts the monitoring commands report, kept as watches come and go so that
+	// polling them costs nothing however many watches there are: count is ZooKeeper's
+	// watch count; dataByPath and dataByConn count the (path, watcher) pairs with a
+	// data-manager kind per path and per watcher, dataPairs all of them.
+	count      int
+	dataPairs  int
+	dataByPath map[string]int
+	dataByConn map[Watcher]int
 }
 
 // New returns an empty registry.
 func New() *Registry {
-	return &Registry{paths: map[string]map[Watcher]Kind{}, byConn: map[Watcher]map[string]Kind{}}
+	return &Registry{paths: map[string]map[Watcher]Kind{}, byConn: map[Watcher]map[string]Kind{},
+		dataByPath: map[string]int{}, dataByConn: map[Watcher]int{}}
 }
 
 // Add registers a watch of kind k on path for w. Adding a watch w already has is a no-op.
 func (r *Registry) Add(w Watcher, path string, k Kind) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ws := r.paths[path]
-	if ws == nil {
-		ws = map[Watcher]Kind{}
-		r.paths[path] = ws
-	}
-	old := ws[w]
-	if k == PersistentRecursive && old&PersistentRecursive == 0 {
-		r.nRecurs++
-	}
-	ws[w] = old | k
-	ps := r.byConn[w]
-	if ps == nil {
-		ps = map[string]Kind{}
-		r.byConn[w] = ps
-	}
-	ps[path] = old | k
+	old := r.paths[path][w]
+	r.set(w, path, old, old|k)
 }
 
 // clear removes kinds k of w on path; the caller holds mu.
 func (r *Registry) clear(w Watcher, path string, k Kind) {
-	ws := r.paths[path]
-	old, ok := ws[w]
-	if !ok {
+	if old, ok := r.paths[path][w]; ok {
+		r.set(w, path, old, old&^k)
+	}
+}
+
+// set changes w's kinds on path from old to k (0: no watch left) and keeps the counts;
+// the caller holds mu.
+func (r *Registry) set(w Watcher, path string, old, k Kind) {
+	if old == k {
 		return
 	}
-	if k&PersistentRecursive != 0 && old&PersistentRecursive != 0 {
+	r.count += managers(k) - managers(old)
+	switch wasData, isData := old&dataKinds != 0, k&dataKinds != 0; {
+	case isData && !wasData:
+		r.dataPairs++
+		r.dataByPath[path]++
+		r.dataByConn[w]++
+	case wasData && !isData:
+		r.dataPairs--
+		decrement(r.dataByPath, path)
+		decrement(r.dataByConn, w)
+	}
+	switch wasRecursive, isRecursive := old&PersistentRecursive != 0, k&PersistentRecursive != 0; {
+	case isRecursive && !wasRecursive:
+		r.nRecurs++
+	case wasRecursive && !isRecursive:
 		r.nRecurs--
 	}
-	nw := old &^ k
-	if nw == 0 {
-		delete(ws, w)
-		if len(ws) == 0 {
+	if k == 0 {
+		delete(r.paths[path], w)
+		if len(r.paths[path]) == 0 {
 			delete(r.paths, path)
 		}
 		delete(r.byConn[w], path)
@@ -87,8 +111,36 @@ func (r *Registry) clear(w Watcher, path string, k Kind) {
 		}
 		return
 	}
-	ws[w] = nw
-	r.byConn[w][path] = nw
+	ws := r.paths[path]
+	if ws == nil {
+		ws = map[Watcher]Kind{}
+		r.paths[path] = ws
+	}
+	ws[w] = k
+	ps := r.byConn[w]
+	if ps == nil {
+		ps = map[string]Kind{}
+		r.byConn[w] = ps
+	}
+	ps[path] = k
+}
+
+// managers is in how many of ZooKeeper's two watch managers a watch of kinds k is.
+func managers(k Kind) int {
+	n := 0
+	if k&dataKinds != 0 {
+		n++
+	}
+	if k&childKinds != 0 {
+		n++
+	}
+	return n
+}
+
+func decrement[K comparable](m map[K]int, key K) {
+	if m[key]--; m[key] == 0 {
+		delete(m, key)
+	}
 }
 
 // Trigger delivers the event evType on path, caused by the change at zxid, to every
@@ -201,57 +253,57 @@ func (r *Registry) RemoveWatcher(w Watcher) {
 	}
 }
 
-// Stats counts watches: connections with watches, watched paths, and watches (one per
-// path and watcher, as ZooKeeper's wchs counts).
-func (r *Registry) Stats() (watchers, paths, watches int) {
+// Count is ZooKeeper's watch count (mntr's zk_watch_count): a data and a child watch
+// of one watcher on one path are two, a persistent or recursive watch counts twice.
+func (r *Registry) Count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, ws := range r.paths {
-		watches += len(ws)
-	}
-	return len(r.byConn), len(r.paths), watches
+	return r.count
 }
 
-// PathsOf returns the sorted paths w watches (wchc).
+// Summary is ZooKeeper's wchs, which shows its data watch manager only (data, exist,
+// persistent and recursive watches; not child watches): the watchers with such a
+// watch, the paths they watch, and the (path, watcher) pairs.
+func (r *Registry) Summary() (watchers, paths, watches int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.dataByConn), len(r.dataByPath), r.dataPairs
+}
+
+// PathsOf returns, sorted, the paths w has a data-manager watch on (wchc).
 func (r *Registry) PathsOf(w Watcher) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]string, 0, len(r.byConn[w]))
-	for p := range r.byConn[w] {
-		out = append(out, p)
+	for p, k := range r.byConn[w] {
+		if k&dataKinds != 0 {
+			out = append(out, p)
+		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// Watchers returns the watchers of path (wchp); order is unspecified.
+// Watchers returns the watchers with a data-manager watch on path (wchp); order is
+// unspecified.
 func (r *Registry) Watchers(path string) []Watcher {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]Watcher, 0, len(r.paths[path]))
-	for w := range r.paths[path] {
-		out = append(out, w)
+	out := make([]Watcher, 0, r.dataByPath[path])
+	for w, k := range r.paths[path] {
+		if k&dataKinds != 0 {
+			out = append(out, w)
+		}
 	}
 	return out
 }
 
-// AllWatchers returns every watcher that has a watch.
-func (r *Registry) AllWatchers() []Watcher {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]Watcher, 0, len(r.byConn))
-	for w := range r.byConn {
-		out = append(out, w)
-	}
-	return out
-}
-
-// WatchedPaths returns every watched path, sorted.
+// WatchedPaths returns, sorted, every path with a data-manager watch (wchp).
 func (r *Registry) WatchedPaths() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.paths))
-	for p := range r.paths {
+	out := make([]string, 0, len(r.dataByPath))
+	for p := range r.dataByPath {
 		out = append(out, p)
 	}
 	sort.Strings(out)

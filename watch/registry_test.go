@@ -1,7 +1,7 @@
 package watch
 
 import (
-	"sort"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/zkraft/zkraft/jute"
@@ -56,8 +56,8 @@ func TestOneShotWatchesFireOnceWithZooKeepersMapping(t *testing.T) {
 	r.Add(a, "/x", Child)
 	r.Trigger(jute.EventNodeDeleted, "/x", 7, nil)
 	eq(t, "delete with data and child watch: one event", a.take(), "deleted /x")
-	if w, p, n := r.Stats(); w != 0 || p != 0 || n != 0 {
-		t.Fatalf("registry not empty after all fired: %d %d %d", w, p, n)
+	if w, p, n := r.Summary(); w != 0 || p != 0 || n != 0 || r.Count() != 0 {
+		t.Fatalf("registry not empty after all fired: %d %d %d, count %d", w, p, n, r.Count())
 	}
 }
 
@@ -116,26 +116,89 @@ func TestRemoveAndCheck(t *testing.T) {
 	}
 	r.Add(a, "/y", PersistentRecursive)
 	r.RemoveWatcher(a)
-	if w, p, n := r.Stats(); w != 0 || p != 0 || n != 0 || r.nRecurs != 0 {
-		t.Fatalf("after RemoveWatcher: %d %d %d recursive %d", w, p, n, r.nRecurs)
+	if w, p, n := r.Summary(); w != 0 || p != 0 || n != 0 || r.Count() != 0 || r.nRecurs != 0 {
+		t.Fatalf("after RemoveWatcher: %d %d %d count %d recursive %d", w, p, n, r.Count(), r.nRecurs)
 	}
 }
 
-func TestStatsAndListings(t *testing.T) {
+// The counts are ZooKeeper's: mntr counts its data and child watch managers together
+// (a persistent watch is in both), wchs and the listings show the data manager only, so
+// a watcher with only child watches is not in them.
+func TestCountsAndListingsAsZooKeeper(t *testing.T) {
 	r := New()
 	a, b := &rec{name: "a"}, &rec{name: "b"}
 	r.Add(a, "/x", Data)
-	r.Add(a, "/y", Child)
-	r.Add(b, "/x", Data)
-	if w, p, n := r.Stats(); w != 2 || p != 2 || n != 3 {
-		t.Fatalf("stats %d %d %d", w, p, n)
+	r.Add(a, "/x", Child)
+	r.Add(a, "/missing", Data) // exists on a missing node
+	r.Add(a, "/p", Persistent)
+	r.Add(a, "/r", PersistentRecursive)
+	r.Add(b, "/x", Child)
+	r.Add(b, "/x", Child) // again: still one
+	if n := r.Count(); n != 8 {
+		t.Fatalf("count %d, want 8", n)
 	}
-	eq(t, "paths of a", r.PathsOf(a), "/x", "/y")
-	eq(t, "watched", r.WatchedPaths(), "/x", "/y")
-	var names []string
-	for _, w := range r.Watchers("/x") {
-		names = append(names, w.(*rec).name)
+	if w, p, n := r.Summary(); w != 1 || p != 4 || n != 4 {
+		t.Fatalf("summary %d %d %d, want 1 4 4", w, p, n)
 	}
-	sort.Strings(names)
-	eq(t, "watchers of /x", names, "a", "b")
+	eq(t, "paths of a", r.PathsOf(a), "/missing", "/p", "/r", "/x")
+	eq(t, "paths of b", r.PathsOf(b))
+	eq(t, "watched", r.WatchedPaths(), "/missing", "/p", "/r", "/x")
+	if ws := r.Watchers("/x"); len(ws) != 1 || ws[0] != a {
+		t.Fatalf("watchers of /x: %v", ws)
+	}
+	r.Trigger(jute.EventNodeDeleted, "/x", 1, nil)
+	if w, p, n := r.Summary(); r.Count() != 5 || w != 1 || p != 3 || n != 3 {
+		t.Fatalf("after /x fired: count %d, summary %d %d %d", r.Count(), w, p, n)
+	}
+}
+
+// The counts kept as watches come and go equal a recount after any sequence of adds,
+// triggers and removals.
+func TestCountsFollowChanges(t *testing.T) {
+	r := New()
+	ws := []*rec{{name: "a"}, {name: "b"}, {name: "c"}}
+	paths := []string{"/", "/a", "/a/b", "/c"}
+	kinds := []Kind{Data, Child, Persistent, PersistentRecursive}
+	events := []int32{jute.EventNodeCreated, jute.EventNodeDeleted, jute.EventNodeDataChanged, jute.EventNodeChildrenChanged}
+	wtypes := []int32{jute.WatcherChildren, jute.WatcherData, jute.WatcherAny, jute.WatcherPersistent, jute.WatcherPersistentRecursive}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 5000; i++ {
+		w, p := ws[rng.IntN(len(ws))], paths[rng.IntN(len(paths))]
+		switch rng.IntN(10) {
+		case 0, 1, 2, 3, 4:
+			r.Add(w, p, kinds[rng.IntN(len(kinds))])
+		case 5, 6:
+			r.Trigger(events[rng.IntN(len(events))], p, int64(i), nil)
+		case 7, 8:
+			r.Remove(w, p, wtypes[rng.IntN(len(wtypes))])
+		case 9:
+			r.RemoveWatcher(w)
+		}
+		count, watchers, watched, pairs, recursive := recount(r)
+		if w, p, n := r.Summary(); r.Count() != count || w != watchers || p != watched || n != pairs || r.nRecurs != recursive {
+			t.Fatalf("step %d: count %d summary %d %d %d recursive %d; recount %d %d %d %d %d",
+				i, r.Count(), w, p, n, r.nRecurs, count, watchers, watched, pairs, recursive)
+		}
+	}
+}
+
+func recount(r *Registry) (count, watchers, watched, pairs, recursive int) {
+	conns := map[Watcher]bool{}
+	for _, ws := range r.paths {
+		data := false
+		for w, k := range ws {
+			count += managers(k)
+			if k&dataKinds != 0 {
+				data, conns[w] = true, true
+				pairs++
+			}
+			if k&PersistentRecursive != 0 {
+				recursive++
+			}
+		}
+		if data {
+			watched++
+		}
+	}
+	return count, len(conns), watched, pairs, recursive
 }

@@ -198,7 +198,7 @@ var opNames = map[int32]string{
 	jute.OpSync: "sync", jute.OpCheck: "check", jute.OpMulti: "multi", jute.OpCreate2: "create2",
 	jute.OpReconfig: "reconfig", jute.OpCreateContainer: "createContainer", jute.OpDeleteContainer: "deleteContainer",
 	jute.OpCreateTTL: "createTTL", jute.OpCreateSession: "createSession", jute.OpCloseSession: "closeSession",
-	quorum.OpMoveSession: "moveSession", quorum.OpSetConfig: "setConfig",
+	quorum.OpMoveSession: "moveSession", quorum.OpSetConfig: "setConfig", quorum.OpReconfigNoQuorum: "reconfigNoQuorum",
 }
 
 func dumpLog(w io.Writer, log raft.LogStore) error {

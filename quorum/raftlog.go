@@ -1,0 +1,46 @@
+package quorum
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// perAttempt are raft's messages for one failed RPC to a peer. While a member is down
+// raft writes them many times a second on the leader (and on candidates), so they go to
+// debug; the reachability tracker says once that the peer is unreachable instead.
+var perAttempt = map[string]bool{
+	"failed to heartbeat to":                  true,
+	"failed to appendEntries to":              true,
+	"failed to start pipeline replication to": true,
+	"failed to pipeline appendEntries":        true,
+	"failed to make requestVote RPC":          true,
+	"failed to send snapshot to":              true,
+}
+
+// raftLog routes the log lines of raft, its transport and its stores into the server's
+// slog logger. Errors keep their level, except the per-attempt RPC failures; raft's
+// warnings and info go to debug, as they were never shown before (raft logged at
+// Error only) and some of them repeat per attempt too.
+type raftLog struct{ log *slog.Logger }
+
+// newRaftLog returns the hclog logger raft is given: it writes nothing itself and hands
+// every line to a raftLog.
+func newRaftLog(log *slog.Logger) hclog.Logger {
+	h := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "raft", Level: hclog.Off, Output: io.Discard})
+	h.RegisterSink(raftLog{log})
+	return h
+}
+
+// Accept implements hclog.SinkAdapter.
+func (l raftLog) Accept(name string, level hclog.Level, msg string, args ...interface{}) {
+	lv := slog.LevelDebug
+	if level >= hclog.Error && !perAttempt[msg] {
+		lv = slog.LevelError
+	}
+	if l.log.Enabled(context.Background(), lv) {
+		l.log.Log(context.Background(), lv, msg, append([]any{"logger", name}, args...)...)
+	}
+}

@@ -1,0 +1,71 @@
+package quorum
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// reachability turns the outcome of every AppendEntries this server sends (a leader
+// heartbeats each member many times a second) into a log line per change: a peer
+// becoming unreachable and reachable again, each logged once at WARN, and while it stays
+// unreachable a count of the failed attempts at most once per interval. A server that
+// stops leading stops sending, so its last word on a peer stands until it leads again.
+type reachability struct {
+	log   *slog.Logger
+	now   func() time.Time
+	every time.Duration
+
+	nDown atomic.Int32 // len(down), so the many successful calls skip the lock
+	mu    sync.Mutex
+	down  map[raft.ServerID]*outage
+}
+
+type outage struct {
+	since, reported time.Time
+	failures        int
+}
+
+func newReachability(log *slog.Logger, now func() time.Time, every time.Duration) *reachability {
+	return &reachability{log: log, now: now, every: every, down: map[raft.ServerID]*outage{}}
+}
+
+// failed records a failed attempt to reach peer id.
+func (r *reachability) failed(id raft.ServerID, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	o := r.down[id]
+	if o == nil {
+		r.down[id] = &outage{since: now, reported: now, failures: 1}
+		r.nDown.Add(1)
+		r.log.Warn("raft peer unreachable", "peer", string(id), "error", err)
+		return
+	}
+	o.failures++
+	if now.Sub(o.reported) >= r.every {
+		o.reported = now
+		r.log.Warn("raft peer still unreachable", "peer", string(id), "failed_attempts", o.failures,
+			"down_for", now.Sub(o.since).Round(time.Second), "error", err)
+	}
+}
+
+// answered records that peer id answered.
+func (r *reachability) answered(id raft.ServerID) {
+	if r.nDown.Load() == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := r.down[id]
+	if o == nil {
+		return
+	}
+	delete(r.down, id)
+	r.nDown.Add(-1)
+	r.log.Warn("raft peer reachable again", "peer", string(id), "failed_attempts", o.failures,
+		"down_for", r.now().Sub(o.since).Round(time.Millisecond))
+}

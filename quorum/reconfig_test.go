@@ -1,0 +1,93 @@
+package quorum
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+)
+
+const threeMembers = "server.1=127.0.0.1:2391:2491:participant\n" +
+	"server.2=127.0.0.1:2392:2492:participant\n" +
+	"server.3=127.0.0.1:2393:2493:participant\n"
+
+// reconfigFSM is a state machine with one session (0x100) and three members in
+// /zookeeper/config, set by the entry at index 4.
+func reconfigFSM(t *testing.T) *FSM {
+	t.Helper()
+	f := NewFSM(datatree.Options{})
+	for _, r := range applyAll(t, f, []*Entry{
+		{Session: 0x100, Op: jute.OpCreateSession, Time: 1000, Req: &SessionRequest{Timeout: 4000, Password: make([]byte, 16)}},
+		{Op: OpSetConfig, Time: 1001, Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: []byte(threeMembers), Version: -1}},
+	}) {
+		if r.Err != jute.OK {
+			t.Fatalf("setup: %v", r.Err)
+		}
+	}
+	return f
+}
+
+// ZooKeeper 3.8's PrepRequestProcessor checks a reconfig's version, then its arguments,
+// then the new membership's quorum, and the ACL on /zookeeper/config last: a caller
+// without WRITE there is told what else is wrong first.
+func TestReconfigCheckOrder(t *testing.T) {
+	const noQuorumJoin = "server.5=127.0.0.1:1:2;3,server.6=127.0.0.1:4:5;6,server.7=127.0.0.1:7:8;9"
+	cases := []struct {
+		name  string
+		op    int32
+		super bool
+		req   jute.ReconfigRequest
+		want  jute.Code
+	}{
+		{"bad version", jute.OpReconfig, false, jute.ReconfigRequest{LeavingServers: "3", CurConfigId: 1}, jute.ErrBadVersion},
+		{"bad version and arguments", jute.OpReconfig, false, jute.ReconfigRequest{JoiningServers: "server.5=127.0.0.1:1:2", CurConfigId: 1}, jute.ErrBadVersion},
+		{"joiner without client port", jute.OpReconfig, false, jute.ReconfigRequest{JoiningServers: "server.5=127.0.0.1:1:2", CurConfigId: -1}, jute.ErrBadArguments},
+		{"one voter left", jute.OpReconfig, false, jute.ReconfigRequest{LeavingServers: "1,2", CurConfigId: -1}, jute.ErrBadArguments},
+		{"bad arguments, judged without quorum", OpReconfigNoQuorum, false, jute.ReconfigRequest{LeavingServers: "1,2", CurConfigId: -1}, jute.ErrBadArguments},
+		{"no quorum", OpReconfigNoQuorum, false, jute.ReconfigRequest{JoiningServers: noQuorumJoin, CurConfigId: -1}, jute.ErrNewConfigNoQuorum},
+		{"no quorum, super", OpReconfigNoQuorum, true, jute.ReconfigRequest{JoiningServers: noQuorumJoin, CurConfigId: -1}, jute.ErrNewConfigNoQuorum},
+		{"no right", jute.OpReconfig, false, jute.ReconfigRequest{LeavingServers: "3", CurConfigId: -1}, jute.ErrNoAuth},
+	}
+	for _, c := range cases {
+		f := reconfigFSM(t)
+		req := c.req
+		res := applyAll(t, f, []*Entry{{Session: 0x100, Op: c.op, Time: 1002, Super: c.super, Req: &req}})[0]
+		if res.Err != c.want {
+			t.Errorf("%s: %v, want %v", c.name, res.Err, c.want)
+		}
+		if m, _ := f.Members(); len(m.Peers) != 3 {
+			t.Errorf("%s: membership changed to %v", c.name, m)
+		}
+	}
+}
+
+// The leader marks a reconfig whose new voters hold no quorum of members that answered
+// it lately; a reconfig it cannot judge (bad version or arguments) is left for Apply.
+func TestJudgeReconfig(t *testing.T) {
+	ct := &contactTransport{}
+	ct.answered.Store(raft.ServerID("2"), time.Now())
+	ct.answered.Store(raft.ServerID("3"), time.Now().Add(-time.Minute)) // silent since
+	n := &Node{cfg: Config{ID: "1", TickTime: time.Second}, FSM: reconfigFSM(t), trans: ct}
+	cases := []struct {
+		req  jute.ReconfigRequest
+		want int32
+	}{
+		{jute.ReconfigRequest{LeavingServers: "3", CurConfigId: -1}, jute.OpReconfig},                                 // 1, 2 of 1, 2
+		{jute.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:1:2;3", CurConfigId: -1}, OpReconfigNoQuorum},       // 1, 2 of 1..4
+		{jute.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:1:2:observer;3", CurConfigId: -1}, jute.OpReconfig}, // observers do not vote
+		{jute.ReconfigRequest{LeavingServers: "1", CurConfigId: -1}, OpReconfigNoQuorum},                              // 2 of 2, 3
+		{jute.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:1:2;3", CurConfigId: 1}, jute.OpReconfig},           // bad version
+		{jute.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:1:2", CurConfigId: -1}, jute.OpReconfig},            // bad arguments
+	}
+	for _, c := range cases {
+		req := c.req
+		e := &Entry{Op: jute.OpReconfig, Req: &req}
+		n.judgeReconfig(e)
+		if e.Op != c.want {
+			t.Errorf("%+v: op %d, want %d", c.req, e.Op, c.want)
+		}
+	}
+}
