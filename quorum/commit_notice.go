@@ -14,8 +14,9 @@ import (
 // below); whoever has a peer stream open to it (the followers and observers of a
 // leader) gets that point as a commit notice on the stream (forward.go). A member that
 // is told (i, t) applies its own log up to i ahead of raft, if the entry it holds at i has
-// term t (catchUp); raft's own apply of those entries later returns their results
-// without applying them again (FSM.Apply).
+// term t (catchUp), counting the entries raft is still writing (noticedLogs); raft's own
+// apply of those entries later returns their results without applying them again
+// (FSM.Apply).
 
 // commitPoint is a committed entry: its Raft index and term.
 type commitPoint struct{ index, term uint64 }
@@ -56,7 +57,7 @@ func (f *FSM) EarlyApplied() uint64 { return f.earlyApplied.Load() }
 // logs holds at index has the given term (so it and every entry before it are the
 // committed ones). It reports false when that entry is not there yet, or not with that
 // term: a later store of entries tries again.
-func (f *FSM) applyCommitted(logs raft.LogStore, index, term uint64) bool {
+func (f *FSM) applyCommitted(logs logReader, index, term uint64) bool {
 	if index <= f.appliedIndex.Load() {
 		return true
 	}
@@ -86,15 +87,15 @@ func (f *FSM) applyCommitted(logs raft.LogStore, index, term uint64) bool {
 // AppendEntries, in either order, so both wake it.
 type catchUp struct {
 	fsm  *FSM
-	logs raft.LogStore
+	logs logReader
 	mu   sync.Mutex
 	want commitPoint
-	// wantIndex is want.index, read without the lock by stored.
+	// wantIndex is want.index, read without the lock by arrived.
 	wantIndex atomic.Uint64
 	wake      chan struct{}
 }
 
-func newCatchUp(fsm *FSM, logs raft.LogStore) *catchUp {
+func newCatchUp(fsm *FSM, logs logReader) *catchUp {
 	return &catchUp{fsm: fsm, logs: logs, wake: make(chan struct{}, 1)}
 }
 
@@ -109,9 +110,9 @@ func (c *catchUp) notice(p commitPoint) {
 	c.signal()
 }
 
-// stored is told the last index of every batch raft stores; it wakes the loop once the
-// noticed entry may be there.
-func (c *catchUp) stored(last uint64) {
+// arrived is told the last index of every batch raft stores, as raft starts writing it;
+// it wakes the loop once the noticed entry may be there.
+func (c *catchUp) arrived(last uint64) {
 	if w := c.wantIndex.Load(); last >= w && w > c.fsm.appliedIndex.Load() {
 		c.signal()
 	}
@@ -138,22 +139,53 @@ func (c *catchUp) run(done <-chan struct{}) {
 	}
 }
 
-// noticedLogs is the log store raft writes through: it tells catchUp what was stored.
+// logReader is what catchUp reads the noticed entries from.
+type logReader interface {
+	GetLog(index uint64, log *raft.Log) error
+}
+
+// noticedLogs is the log store raft writes through. It tells catchUp of every batch as
+// raft starts writing it, and catchUp reads that batch before the write (and its fsync)
+// returns: a noticed entry is durable on a quorum already, so this member need not wait
+// for its own disk to apply it, as a ZooKeeper follower applies a COMMIT without waiting
+// for its own log write. Waiting made a member that was not in the quorum of a commit
+// serve reads without it for as long as its fsync took, after the writer's reply.
 type noticedLogs struct {
 	*raft.LogCache
-	stored func(last uint64)
+	arrived func(last uint64)
+	writing atomic.Pointer[[]*raft.Log] // the batch being stored, nil between batches
 }
 
 func (l *noticedLogs) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.Log{e}) }
 
+// StoreLogs is called from raft's one goroutine, so there is one batch at a time. On a
+// follower raft has checked the batch against the log (the previous entry's term) and
+// deleted the entries it replaces, so the log up to the batch and the batch are the
+// leader's log; a leader's batch holds entries of its own term, which no notice it got
+// as a follower names.
 func (l *noticedLogs) StoreLogs(es []*raft.Log) error {
-	if err := l.LogCache.StoreLogs(es); err != nil {
-		return err
+	if len(es) == 0 {
+		return l.LogCache.StoreLogs(es)
 	}
-	if len(es) > 0 {
-		l.stored(es[len(es)-1].Index)
+	l.writing.Store(&es)
+	defer l.writing.Store(nil)
+	l.arrived(es[len(es)-1].Index)
+	return l.LogCache.StoreLogs(es)
+}
+
+// writingOrStored is catchUp's view of the log: the batch raft is writing, then what
+// it stored. Raft itself reads only what it stored, through noticedLogs.
+type writingOrStored struct{ *noticedLogs }
+
+func (v writingOrStored) GetLog(index uint64, out *raft.Log) error {
+	if p := v.writing.Load(); p != nil {
+		es := *p
+		if first := es[0].Index; index >= first && index-first < uint64(len(es)) {
+			*out = *es[index-first]
+			return nil
+		}
 	}
-	return nil
+	return v.LogCache.GetLog(index, out)
 }
 
 // commitSubs wakes the writers of the peer streams that carry commit notices each time a

@@ -17,6 +17,14 @@
 // whole (all members stopped, then started on the new version), not one member at a
 // time.
 //
+// Commit notices (commit_notice.go): a member applies its log up to a committed entry
+// the leader names by (index, term) without waiting for raft to tell it. That is safe
+// because of Raft's Log Matching property: a log that holds an entry with that index and
+// term holds the leader's entries up to it, and those are committed. It may do so before
+// its own write of those entries returns: they are durable on a quorum already, a crash
+// loses only this member's copy, which raft sends again, and FSM.Apply skips what was
+// applied (a snapshot records the zxid it holds).
+//
 // Determinism: Apply reads no clock (the proposer stamps Entry.Time), draws no random
 // numbers, and lets no map order reach the tree, a result or a snapshot. zxid is the
 // Raft index of the entry. A connection's write applies only right after its previous

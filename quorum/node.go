@@ -188,8 +188,9 @@ func Open(cfg Config) (*Node, error) {
 	fsm := NewFSM(cfg.Tree)
 	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{})}
 	n.conns.Store(uint64(time.Now().UnixNano()))
-	n.catch = newCatchUp(fsm, cache)
-	logs := &noticedLogs{LogCache: cache, stored: n.catch.stored}
+	logs := &noticedLogs{LogCache: cache}
+	n.catch = newCatchUp(fsm, writingOrStored{logs})
+	logs.arrived = n.catch.arrived
 	if len(cfg.Peers) > 0 {
 		fsm.commitNoticed = n.commits.notify
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -152,5 +153,56 @@ func TestRefusalCodes(t *testing.T) {
 	code, text := encodeRefusal(errBoom)
 	if code != refusedOther || string(text) != errBoom.Error() {
 		t.Fatalf("other error: %d %q", code, text)
+	}
+}
+
+// slowDisk is a log store whose writes wait until released, as a long fsync does.
+type slowDisk struct {
+	*raft.InmemStore
+	release chan struct{}
+}
+
+func (d *slowDisk) StoreLogs(es []*raft.Log) error {
+	<-d.release
+	return d.InmemStore.StoreLogs(es)
+}
+
+// A member applies a noticed commit from the batch raft is still writing: it does not
+// wait for its own fsync, whose time it would otherwise serve reads without the commit.
+func TestNoticedCommitAppliedWhileItsEntryIsWritten(t *testing.T) {
+	f := NewFSM(datatree.Options{ExtendedTypes: true})
+	disk := &slowDisk{InmemStore: raft.NewInmemStore(), release: make(chan struct{})}
+	cache, err := raft.NewLogCache(16, disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &noticedLogs{LogCache: cache}
+	catch := newCatchUp(f, writingOrStored{logs})
+	logs.arrived = catch.arrived
+	done := make(chan struct{})
+	defer close(done)
+	go catch.run(done)
+	var es []*raft.Log
+	for i, e := range entries()[:3] {
+		es = append(es, &raft.Log{Index: uint64(i + 1), Term: 2, Type: raft.LogCommand, Data: e.Marshal()})
+	}
+	catch.notice(commitPoint{index: 2, term: 2}) // before the entries arrive, as it may
+	stored := make(chan error, 1)
+	go func() { stored <- logs.StoreLogs(es) }()
+	applied := f.WaitApplied(2, 5*time.Second)
+	close(disk.release)
+	if err := <-stored; err != nil {
+		t.Fatal(err)
+	}
+	if !applied || f.LastZxid() != 2 {
+		t.Fatalf("while the entries were written: zxid %d, want 2", f.LastZxid())
+	}
+	for _, l := range es {
+		if r := f.Apply(l).(*Result); r.Zxid != int64(l.Index) || r.Err != jute.OK {
+			t.Fatalf("raft's apply of %d: %+v", l.Index, r)
+		}
+	}
+	if f.EarlyApplied() != 2 || f.LastZxid() != 3 {
+		t.Fatalf("early %d, zxid %d", f.EarlyApplied(), f.LastZxid())
 	}
 }
