@@ -17,14 +17,6 @@
 // whole (all members stopped, then started on the new version), not one member at a
 // time.
 //
-// Commit notices (commit_notice.go): a member applies its log up to a committed entry
-// the leader names by (index, term) without waiting for raft to tell it. That is safe
-// because of Raft's Log Matching property: a log that holds an entry with that index and
-// term holds the leader's entries up to it, and those are committed. It may do so before
-// its own write of those entries returns: they are durable on a quorum already, a crash
-// loses only this member's copy, which raft sends again, and FSM.Apply skips what was
-// applied (a snapshot records the zxid it holds).
-//
 // Determinism: Apply reads no clock (the proposer stamps Entry.Time), draws no random
 // numbers, and lets no map order reach the tree, a result or a snapshot. zxid is the
 // Raft index of the entry. A connection's write applies only right after its previous
@@ -44,8 +36,14 @@
 //   - Committed entries are never removed or changed by any later leader (Leader
 //     Completeness), so raft cannot truncate or rewrite entries 1..i under the reader.
 //     An entry the member does not hold yet, or holds with another term (a stale one a
-//     new leader will overwrite), is not applied; the member tries again after raft
-//     stores the next batch.
+//     new leader will overwrite), is not applied; the member tries again when raft
+//     hands the log store its next batch.
+//   - The member may apply entries from the batch raft is still writing, before its own
+//     fsync returns (noticedLogs): raft has checked the batch against the log and
+//     deleted what it replaces before it stores it, and the noticed entries are durable
+//     on a quorum already, so a crash loses only this member's copy, which raft sends
+//     again. A ZooKeeper follower likewise applies a COMMIT without waiting for its own
+//     log write.
 //   - One mutex (FSM.applyMu) orders raft's apply and these early ones; FSM.appliedIndex
 //     is the last index applied either way, and raft's later Apply of an entry at or
 //     below it returns the kept result without applying it again. A snapshot may so
