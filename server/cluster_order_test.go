@@ -324,7 +324,10 @@ func TestSnapshotInstallDropsClientsWatchesFire(t *testing.T) {
 // zxid instead of refusing. One round has the member cut off while the write commits,
 // so it must catch up before it answers.
 func TestHandshakeWaitsForLastZxidSeen(t *testing.T) {
-	tc := newTestCluster(t, 3)
+	// ZooKeeper's tick: a 200 ms Raft timeout, so a loaded machine (-race) does not hold
+	// elections between the rounds; an election would refuse a handshake for its own
+	// reason, not the one this test is about.
+	tc := newTestClusterWith(t, 3, func(c *Config) { c.TickTime = 2 * time.Second })
 	l := tc.leader()
 	other := (l + 1) % 3
 	for round := 0; round < 100; round++ {
