@@ -147,6 +147,12 @@ func (f *FSM) apply(l *raft.Log) *Result {
 	if err != nil {
 		panic(fmt.Sprintf("quorum: log entry %d: %v", l.Index, err))
 	}
+	// The entry is committed: the members hear of it before it is applied here, as
+	// ZooKeeper's leader sends COMMIT before it applies.
+	f.committed.Store(&commitPoint{index: l.Index, term: l.Term})
+	if f.commitNoticed != nil {
+		f.commitNoticed()
+	}
 	h := f.handlers[e.Op]
 	zxid := int64(l.Index)
 	f.mu.Lock()
@@ -156,10 +162,6 @@ func (f *FSM) apply(l *raft.Log) *Result {
 		f.Watches.Trigger(ev.Type, ev.Path, zxid, f.canRead)
 	}
 	f.mu.Unlock()
-	f.committed.Store(&commitPoint{index: l.Index, term: l.Term})
-	if f.commitNoticed != nil {
-		f.commitNoticed()
-	}
 	f.zxidWaits.release(zxid)
 	res.Zxid = zxid
 	if e.Origin == f.self && e.Seq != 0 {
