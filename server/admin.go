@@ -52,7 +52,7 @@ var adminCommands = []adminCommand{
 		return map[string]any{"connections": s.adminConns(), "secure_connections": []any{}}
 	}},
 	{[]string{"environment", "envi", "env"}, (*Server).adminEnvi},
-	{[]string{"is_read_only", "isro"}, func(s *Server) map[string]any { return map[string]any{"read_only": false} }},
+	{[]string{"is_read_only", "isro"}, func(s *Server) map[string]any { return map[string]any{"read_only": s.isReadOnly()} }},
 	{[]string{"dump"}, (*Server).adminDump},
 	{[]string{"watch_summary", "wchs"}, func(s *Server) map[string]any {
 		watchers, paths, watches := s.node.FSM.Watches.Summary()
@@ -139,14 +139,18 @@ func (s *Server) adminHandler() http.Handler {
 	return mux
 }
 
-// serving reports whether the server answers clients: standalone, or a member that
-// knows a leader.
-func (s *Server) serving() bool { return !s.node.IsClustered() || s.node.HasLeader() }
+// serving reports whether the server answers clients: standalone, a member that knows a
+// leader, or a read-only one.
+func (s *Server) serving() bool { return !s.node.IsClustered() || s.node.HasLeader() || s.isReadOnly() }
 
 // notReady says why this server should not get traffic yet, or "" when it should: it
-// serves, and it has applied everything it knows to be committed (within a few entries).
+// is in a quorum, and it has applied everything it knows to be committed (within a few
+// entries). A read-only member serves only read-only clients: not ready.
 func (s *Server) notReady() string {
-	if !s.serving() {
+	switch {
+	case s.isReadOnly():
+		return "no leader: not in a quorum (serving read-only clients)"
+	case !s.serving():
 		return "no leader: not in a quorum"
 	}
 	st := s.node.Stats()
@@ -170,12 +174,12 @@ func (s *Server) adminStats(withConns bool) map[string]any {
 	buffers := map[string]any{"last_buffer_size": -1, "min_buffer_size": -1, "max_buffer_size": -1}
 	out := map[string]any{
 		"version":   Version + ", built on " + buildDate,
-		"read_only": false,
+		"read_only": s.isReadOnly(),
 		"server_stats": map[string]any{
 			"packets_sent": s.stats.sent.Load(), "packets_received": s.stats.received.Load(),
 			"fsync_threshold_exceed_count": 0, "client_response_stats": buffers,
 			"uptime": time.Since(s.start).Milliseconds(), "data_dir_size": dirSize(s.cfg.DataDir),
-			"log_dir_size": dirSize(s.logDir()), "provider_null": false, "server_state": s.node.Mode(),
+			"log_dir_size": dirSize(s.logDir()), "provider_null": false, "server_state": s.mode(),
 			"last_processed_zxid": s.node.FSM.LastZxid(), "outstanding_requests": s.outstanding(),
 			"avg_latency": avg, "max_latency": max, "min_latency": min,
 			"num_alive_client_connections": len(s.connList()), "auth_failed_count": s.stats.authFailed.Load(),

@@ -37,6 +37,10 @@ type Config struct {
 	// ReconfigEnabled lets a super user (or one with WRITE on /zookeeper/config) change
 	// a cluster's membership with reconfig (reconfigEnabled, off by default as in 3.8).
 	ReconfigEnabled bool
+	// ReadOnlyMode (readonlymode.enabled) lets a cluster member that has lost its quorum
+	// serve clients that ask for a read-only session from its own state, as ZooKeeper's
+	// read-only server does (readonly.go). Off, such a member serves nobody.
+	ReadOnlyMode bool
 	// AdminEnabled (admin.enableServer) serves ZooKeeper's AdminServer commands at
 	// AdminHost:AdminPort (admin.serverAddress, admin.serverPort) /commands/<name> as
 	// JSON, and /healthz and /ready. MetricsPort (metricsProvider.httpPort), if not 0,

@@ -38,6 +38,9 @@ type conn struct {
 
 	sid     atomic.Int64
 	timeout int32 // negotiated, ms
+	// readOnly: the connection of a read-only client's local session (readonly.go), set
+	// under Server.mu before the connection serves requests.
+	readOnly bool
 	// stream is the connection's ordered way into the log: its writes are applied in
 	// the order they arrived, or the connection is closed.
 	stream *quorum.Stream
@@ -126,6 +129,11 @@ func (c *conn) serve() {
 func (c *conn) readLoop(br *bufio.Reader) {
 	var buf []byte
 	for {
+		if c.readOnly {
+			// No leader expires a local session: a client silent for its timeout is gone,
+			// as ZooKeeper's local session tracker decides.
+			c.nc.SetReadDeadline(time.Now().Add(time.Duration(c.timeout) * time.Millisecond))
+		}
 		frame, err := jute.ReadFrame(br, buf, c.srv.cfg.MaxBuffer)
 		if err != nil {
 			c.logReadErr(err)
@@ -138,7 +146,9 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		if !ok {
 			return
 		}
-		c.srv.node.Touch(c.sessionID(), c.timeout)
+		if !c.readOnly {
+			c.srv.node.Touch(c.sessionID(), c.timeout)
+		}
 		select {
 		case c.pending <- p:
 		case <-c.done:
@@ -227,7 +237,9 @@ func (c *conn) process(p *pending) bool {
 	case jute.OpSASL:
 		p.err = jute.ErrAuthFailed
 	}
-	if p.err == jute.OK && (jute.IsWrite(p.op) || p.op == jute.OpSync) {
+	if c.readOnly {
+		c.refuseWrite(p)
+	} else if p.err == jute.OK && (jute.IsWrite(p.op) || p.op == jute.OpSync) {
 		caller := c.Caller()
 		c.inflight.Add(1)
 		p.future = c.stream.Propose(&quorum.Entry{Session: caller.Session, Cxid: p.xid, Op: p.op,
@@ -251,6 +263,8 @@ func (c *conn) process(p *pending) bool {
 		c.reply(p.xid, c.srv.node.FSM.LastZxid(), p.err, nil)
 	case p.op == jute.OpAuth:
 		c.reply(p.xid, 0, jute.OK, nil)
+	case p.op == jute.OpCloseSession: // a local session's (refuseWrite): nothing to propose
+		c.reply(p.xid, c.srv.node.FSM.LastZxid(), jute.OK, nil)
 	default:
 		c.srv.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {
 			zxid := c.srv.node.FSM.LastZxid()

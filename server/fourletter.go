@@ -30,7 +30,7 @@ var fourLetter = map[string]func(s *Server, b *strings.Builder){
 	"wchc": (*Server).writeWchc,
 	"wchp": (*Server).writeWchp,
 	"dump": (*Server).writeDump,
-	"isro": func(s *Server, b *strings.Builder) { b.WriteString("rw") },
+	"isro": (*Server).writeIsro,
 	"dirs": (*Server).writeDirs,
 	"crst": func(s *Server, b *strings.Builder) {
 		for _, c := range s.connList() {
@@ -81,8 +81,9 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	switch {
 	case !c.srv.cfg.fourLetterAllowed(cmd):
 		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
-	case needsServing[cmd] && c.srv.node.IsClustered() && !c.srv.node.HasLeader():
-		// A member with no leader (partitioned, removed, still joining) serves nobody.
+	case needsServing[cmd] && !c.srv.serving():
+		// A member with no leader (partitioned, removed, still joining) serves nobody,
+		// unless it is read-only.
 		b.WriteString("This ZooKeeper instance is not currently serving requests\n")
 	default:
 		h(c.srv, &b)
@@ -119,6 +120,9 @@ func (s *Server) outstanding() int {
 
 func (s *Server) writeStat(b *strings.Builder, clients bool) {
 	fmt.Fprintf(b, "Zookeeper version: %s, built on %s\n", Version, buildDate)
+	if s.isReadOnly() {
+		b.WriteString("READ-ONLY mode; serving only read-only clients\n")
+	}
 	if clients {
 		b.WriteString("Clients:\n")
 		for _, c := range s.connList() {
@@ -133,7 +137,7 @@ func (s *Server) writeStat(b *strings.Builder, clients bool) {
 	fmt.Fprintf(b, "Connections: %d\n", len(s.connList()))
 	fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
 	fmt.Fprintf(b, "Zxid: 0x%x\n", s.node.FSM.LastZxid())
-	fmt.Fprintf(b, "Mode: %s\n", s.node.Mode())
+	fmt.Fprintf(b, "Mode: %s\n", s.mode())
 	fmt.Fprintf(b, "Node count: %d\n", s.nodeCount())
 }
 
@@ -148,6 +152,19 @@ func (c *conn) describe(b *strings.Builder, full bool) {
 		fmt.Fprintf(b, ",sid=0x%x,lop=NA,est=%d,to=%d", c.sessionID(), c.started.UnixMilli(), c.timeout)
 	}
 	b.WriteString(")\n")
+}
+
+// writeIsro answers isro as ZooKeeper does: "ro" from a read-only server, "rw" from one
+// that serves, "null" from one that serves nobody (read-only clients look for "rw").
+func (s *Server) writeIsro(b *strings.Builder) {
+	switch {
+	case s.isReadOnly():
+		b.WriteString("ro")
+	case s.serving():
+		b.WriteString("rw")
+	default:
+		b.WriteString("null")
+	}
 }
 
 func (s *Server) writeCons(b *strings.Builder) {
@@ -239,9 +256,11 @@ func (s *Server) monitor() []metric {
 	var out []metric
 	kv := func(k string, v any) { out = append(out, metric{k, v}) }
 	kv("version", Version+", built on "+buildDate)
-	kv("server_state", s.node.Mode())
-	if s.node.IsClustered() {
-		kv("peer_state", peerState[s.node.Mode()])
+	mode := s.mode()
+	kv("server_state", mode)
+	if s.node.IsClustered() && mode != "read-only" {
+		// A read-only server is no quorum server: ZooKeeper's has no peer_state.
+		kv("peer_state", peerState[mode])
 	}
 	if s.node.IsLeader() && s.node.IsClustered() {
 		followers, observers := s.node.Learners()
@@ -264,7 +283,7 @@ func (s *Server) monitor() []metric {
 	kv("min_latency", min)
 	kv("uptime", time.Since(s.start).Milliseconds())
 	kv("global_sessions", sessions)
-	kv("local_sessions", 0)
+	kv("local_sessions", s.localCount())
 	kv("auth_failed_count", s.stats.authFailed.Load())
 	kv("connection_rejected", s.stats.rejected.Load())
 	kv("open_file_descriptor_count", openFDs())

@@ -28,6 +28,9 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.srv.log.Warn("closing connection: bad connect request", "client", c.nc.RemoteAddr().String(), "err", d.Err)
 		return false
 	}
+	if c.srv.isReadOnly() {
+		return c.readOnlyHandshake(&req)
+	}
 	fsm := c.srv.node.FSM
 	if !c.srv.node.HasLeader() {
 		c.srv.log.Debug("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
@@ -55,11 +58,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })
 		}
 		if !found || !bytes.Equal(s.Password, req.Passwd) {
-			// ZooKeeper answers an expired session or a wrong password with a zero
-			// timeout and id, which the client reports as session expired, then closes.
-			resp.TimeOut, resp.SessionId, resp.Passwd = 0, 0, make([]byte, 16)
-			c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			c.nc.Write(jute.AppendFrame(nil, &resp))
+			c.answerExpired(resp)
 			return false
 		}
 		if s.Owner != c.srv.node.ID() && !c.moveSession(s.ID) {
@@ -67,15 +66,30 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		}
 		resp.SessionId, resp.Passwd = s.ID, s.Password
 	}
+	c.bind(&resp)
+	c.srv.attach(resp.SessionId, c)
+	c.srv.node.Touch(resp.SessionId, resp.TimeOut)
+	c.out.push(jute.AppendFrame(nil, &resp))
+	return true
+}
+
+// bind makes the connection its session's, before the server lists it as the session's
+// connection (so that closing it can find it there).
+func (c *conn) bind(resp *jute.Connected) {
 	c.sid.Store(resp.SessionId)
 	caller := *c.caller.Load()
 	caller.Session = resp.SessionId
 	c.caller.Store(&caller)
 	c.timeout = resp.TimeOut
-	c.srv.attach(resp.SessionId, c)
-	c.srv.node.Touch(resp.SessionId, resp.TimeOut)
-	c.out.push(jute.AppendFrame(nil, &resp))
-	return true
+}
+
+// answerExpired tells the client its session is gone: ZooKeeper answers an expired
+// session or a wrong password with a zero timeout and id, which the client reports as
+// session expired, then closes.
+func (c *conn) answerExpired(resp jute.Connected) {
+	resp.TimeOut, resp.SessionId, resp.Passwd = 0, 0, make([]byte, 16)
+	c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	c.nc.Write(jute.AppendFrame(nil, &resp))
 }
 
 // caughtUp waits until this member has applied what the client has seen (it may come

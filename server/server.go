@@ -38,6 +38,9 @@ type Server struct {
 	perIP    map[string]int
 	sessions map[int64]*conn // the connection each session is attached to here
 	closed   bool
+	// readOnly: serving read-only clients, whose sessions are local (readonly.go).
+	readOnly bool
+	local    map[int64]*localSession
 	wg       sync.WaitGroup
 
 	stats stats
@@ -84,17 +87,27 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	wait := node.WaitLeader
+	wait, limit := node.WaitLeader, 60*time.Second
 	if len(s.cfg.Servers) > 0 {
 		// A member serves once the cluster has a leader; the others may still be starting.
 		wait = node.WaitForLeader
+		if s.cfg.ReadOnlyMode {
+			// As ZooKeeper's peer, which starts its read-only server when it has looked
+			// for a leader that long.
+			limit = readOnlyDelay(s.cfg.TickTime)
+		}
 	}
-	if err := wait(60 * time.Second); err != nil {
+	err = wait(limit)
+	readOnly := err != nil && len(s.cfg.Servers) > 0 && s.cfg.ReadOnlyMode
+	if err != nil && !readOnly {
 		node.Close()
 		return err
 	}
 	s.mu.Lock()
 	s.node = node
+	if readOnly {
+		s.readOnly, s.local = true, map[int64]*localSession{}
+	}
 	s.mu.Unlock()
 	if s.ids, err = session.NewIDGenerator(int64(s.cfg.ServerID), time.Now()); err != nil {
 		node.Close()
@@ -121,7 +134,8 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.watchQuorum()
 	}
-	s.log.Info("serving", "addr", ln.Addr().String(), "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()))
+	s.log.Info("serving", "addr", ln.Addr().String(), "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()),
+		"mode", s.mode())
 	return nil
 }
 
@@ -184,6 +198,8 @@ func (s *Server) acceptLoop() {
 // serving: the clients move to members that can serve them. Handshakes are refused until a
 // leader is known again. The grace spans an ordinary election, so a failover does not send
 // every client of every member reconnecting at once (ZooKeeper drops them at once).
+// With ReadOnlyMode, a member that stays without a leader for readOnlyDelay serves
+// read-only clients until a leader is known again (readonly.go).
 func (s *Server) watchQuorum() {
 	defer s.wg.Done()
 	tick := time.NewTicker(s.node.HeartbeatTimeout() / 2)
@@ -198,13 +214,21 @@ func (s *Server) watchQuorum() {
 		}
 		if s.node.HasLeader() {
 			lost = time.Time{}
+			if s.isReadOnly() {
+				s.leaveReadOnly()
+			}
 			continue
 		}
 		if lost.IsZero() {
 			lost = time.Now()
 			continue
 		}
-		if time.Since(lost) > leaderlessGrace(s.node.HeartbeatTimeout()) {
+		switch {
+		case s.isReadOnly():
+			s.expireLocal(time.Now())
+		case s.cfg.ReadOnlyMode && time.Since(lost) >= readOnlyDelay(s.cfg.TickTime):
+			s.enterReadOnly()
+		case time.Since(lost) > leaderlessGrace(s.node.HeartbeatTimeout()):
 			conns := s.connList()
 			if len(conns) > 0 {
 				s.log.Warn("no leader: dropping client connections", "count", len(conns))
@@ -243,6 +267,9 @@ func (s *Server) removeConn(c *conn) {
 	}
 	if id := c.sessionID(); id != 0 && s.sessions[id] == c {
 		delete(s.sessions, id)
+		if c.readOnly {
+			s.detachLocal(id)
+		}
 	}
 }
 

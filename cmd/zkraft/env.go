@@ -24,11 +24,50 @@ var envKeys = []struct{ env, key string }{
 	{"ZOO_4LW_COMMANDS_WHITELIST", "4lw.commands.whitelist"},
 }
 
-// envConfig turns the image's variables into zoo.cfg text: ZOO_SERVERS is a
-// space-separated list of server.N=SPEC entries, ZOO_CFG_EXTRA of key=value pairs.
-// ZOO_MY_ID is the server's id (the image writes it to myid). Unset variables add nothing.
-func envConfig(getenv func(string) string) (text string, myID int, err error) {
+// systemProperties are the Java system properties of ZooKeeper's that zkraft takes from
+// SERVER_JVMFLAGS and JVMFLAGS, where the official image's users put them (its
+// zkServer.sh passes both to the JVM, in that order) as -Dname=value. Each is the zoo.cfg
+// key of the same name. ZooKeeper reads readonlymode.enabled only this way: in its
+// zoo.cfg the key becomes the unused zookeeper.readonlymode.enabled.
+var systemProperties = map[string]bool{
+	"readonlymode.enabled":                               true,
+	"zookeeper.extendedTypesEnabled":                     true,
+	"jute.maxbuffer":                                     true,
+	"znode.container.checkIntervalMs":                    true,
+	"zookeeper.DigestAuthenticationProvider.superDigest": true,
+}
+
+// jvmFlagsConfig turns the system properties zkraft knows in SERVER_JVMFLAGS and JVMFLAGS
+// into zoo.cfg lines (a later one wins, as in the JVM) and names the other properties in
+// warnings. Options that are not -D (heap size, GC) mean nothing to zkraft.
+func jvmFlagsConfig(getenv func(string) string) (text string, warnings []string) {
 	var b strings.Builder
+	for _, env := range []string{"SERVER_JVMFLAGS", "JVMFLAGS"} {
+		for _, f := range strings.Fields(getenv(env)) {
+			prop, ok := strings.CutPrefix(f, "-D")
+			if !ok {
+				continue
+			}
+			name, value, _ := strings.Cut(prop, "=")
+			if !systemProperties[name] {
+				warnings = append(warnings, fmt.Sprintf("%s: -D%s is not a system property zkraft reads and is ignored", env, name))
+				continue
+			}
+			fmt.Fprintf(&b, "%s=%s\n", name, value)
+		}
+	}
+	return b.String(), warnings
+}
+
+// envConfig turns the image's variables into zoo.cfg text: ZOO_SERVERS is a
+// space-separated list of server.N=SPEC entries, ZOO_CFG_EXTRA of key=value pairs, and
+// the system properties of SERVER_JVMFLAGS and JVMFLAGS come first, so that the ZOO_*
+// variables win. ZOO_MY_ID is the server's id (the image writes it to myid). Unset
+// variables add nothing.
+func envConfig(getenv func(string) string) (text string, myID int, warnings []string, err error) {
+	var b strings.Builder
+	props, warnings := jvmFlagsConfig(getenv)
+	b.WriteString(props)
 	for _, k := range envKeys {
 		if v := strings.TrimSpace(getenv(k.env)); v != "" {
 			fmt.Fprintf(&b, "%s=%s\n", k.key, v)
@@ -37,27 +76,28 @@ func envConfig(getenv func(string) string) (text string, myID int, err error) {
 	for _, list := range []string{"ZOO_SERVERS", "ZOO_CFG_EXTRA"} {
 		for _, f := range strings.Fields(getenv(list)) {
 			if !strings.Contains(f, "=") {
-				return "", 0, fmt.Errorf("%s: %q is not key=value", list, f)
+				return "", 0, warnings, fmt.Errorf("%s: %q is not key=value", list, f)
 			}
 			b.WriteString(f + "\n")
 		}
 	}
 	if v := strings.TrimSpace(getenv("ZOO_MY_ID")); v != "" {
 		if myID, err = strconv.Atoi(v); err != nil {
-			return "", 0, fmt.Errorf("ZOO_MY_ID: %q is not a number", v)
+			return "", 0, warnings, fmt.Errorf("ZOO_MY_ID: %q is not a number", v)
 		}
 	}
-	return b.String(), myID, nil
+	return b.String(), myID, warnings, nil
 }
 
 // applyEnv applies the image's variables to cfg and returns warnings for the keys zkraft
 // does not support.
 func applyEnv(getenv func(string) string, cfg *server.Config) ([]string, error) {
-	text, myID, err := envConfig(getenv)
+	text, myID, warnings, err := envConfig(getenv)
 	if err != nil {
-		return nil, err
+		return warnings, err
 	}
-	warnings, err := parseZooCfg(strings.NewReader(text), cfg)
+	more, err := parseZooCfg(strings.NewReader(text), cfg)
+	warnings = append(warnings, more...)
 	if err != nil {
 		return warnings, fmt.Errorf("environment: %v", err)
 	}

@@ -105,3 +105,47 @@ func TestMountedZooCfg(t *testing.T) {
 		t.Fatalf("config from the mounted zoo.cfg: %v %+v", err, cfg)
 	}
 }
+
+// Read-only mode comes as ZooKeeper users pass it, -Dreadonlymode.enabled in the
+// image's JVMFLAGS or SERVER_JVMFLAGS (other -D properties zkraft does not read are
+// named in a warning, JVM options are ignored), or as a zoo.cfg key, or as a flag.
+func TestReadOnlyModeSettings(t *testing.T) {
+	var flags server.Config
+	load := func(env map[string]string, configPath string, args ...string) (server.Config, []string) {
+		t.Helper()
+		cmd := newStartCommand()
+		if err := cmd.Flags().Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		flags.ReadOnlyMode, _ = cmd.Flags().GetBool("read-only-mode")
+		cfg, warnings, err := loadConfig(cmd, configPath, envOf(env), &flags, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg, warnings
+	}
+	if cfg, _ := load(nil, ""); cfg.ReadOnlyMode {
+		t.Fatal("read-only mode on by default")
+	}
+	cfg, warnings := load(map[string]string{
+		"JVMFLAGS":        "-Xmx1g -Dreadonlymode.enabled=true -Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+		"SERVER_JVMFLAGS": "-Djute.maxbuffer=4000000 -Dreadonlymode.enabled=false",
+	}, "")
+	if !cfg.ReadOnlyMode || cfg.MaxBuffer != 4000000 {
+		t.Fatalf("from JVMFLAGS (JVMFLAGS after SERVER_JVMFLAGS): %+v", cfg)
+	}
+	if joined := strings.Join(warnings, "\n"); len(warnings) != 1 || !strings.Contains(joined, "JVMFLAGS: -Dzookeeper.serverCnxnFactory") {
+		t.Fatalf("warnings %q", warnings)
+	}
+	path := filepath.Join(t.TempDir(), "zoo.cfg")
+	os.WriteFile(path, []byte("readonlymode.enabled=true\n"), 0o644)
+	if cfg, _ := load(nil, path); !cfg.ReadOnlyMode {
+		t.Fatal("zoo.cfg readonlymode.enabled=true ignored")
+	}
+	if cfg, _ := load(nil, path, "--read-only-mode=false"); cfg.ReadOnlyMode {
+		t.Fatal("--read-only-mode=false did not override zoo.cfg")
+	}
+	if cfg, _ := load(nil, "", "--read-only-mode"); !cfg.ReadOnlyMode {
+		t.Fatal("--read-only-mode ignored")
+	}
+}

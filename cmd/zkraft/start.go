@@ -25,8 +25,9 @@ func newStartCommand() *cobra.Command {
 		Use:   "start",
 		Short: "Start a server: standalone, or a cluster member (server.N lines, ZOO_SERVERS or --servers)",
 		Long: "Start a zkraft server. Settings come from the official ZooKeeper image's environment\n" +
-			"variables (ZOO_MY_ID, ZOO_SERVERS, ZOO_TICK_TIME, ...), then ZooKeeper's zoo.cfg (--config),\n" +
-			"then flags; each overrides the one before. Unsupported keys are named in a warning.",
+			"variables (ZOO_MY_ID, ZOO_SERVERS, ZOO_TICK_TIME, ..., -Dname=value in JVMFLAGS), then\n" +
+			"ZooKeeper's zoo.cfg (--config), then flags; each overrides the one before. Unsupported keys\n" +
+			"are named in a warning.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -66,6 +67,7 @@ func newStartCommand() *cobra.Command {
 	f.IntVar(&flagCfg.ServerID, "id", 0, "this server's id in a cluster (myid)")
 	f.StringSliceVar(&servers, "servers", nil, "cluster members as server.N=host:peerPort:electionPort[:observer][;clientPort], comma-separated")
 	f.StringSliceVar(&flagCfg.FourLetterWhitelist, "4lw-whitelist", flagCfg.FourLetterWhitelist, "four-letter words allowed (4lw.commands.whitelist)")
+	f.BoolVar(&flagCfg.ReadOnlyMode, "read-only-mode", false, "serve read-only clients while cut off from the quorum (readonlymode.enabled)")
 	return cmd
 }
 
@@ -97,6 +99,7 @@ func applyFlags(cmd *cobra.Command, cfg, flags *server.Config) {
 	set("max-client-cnxns", func() { cfg.MaxClientCnxns = flags.MaxClientCnxns })
 	set("4lw-whitelist", func() { cfg.FourLetterWhitelist = flags.FourLetterWhitelist })
 	set("id", func() { cfg.ServerID = flags.ServerID })
+	set("read-only-mode", func() { cfg.ReadOnlyMode = flags.ReadOnlyMode })
 }
 
 // loadConfig builds the configuration: ZooKeeper's defaults, then the official image's

@@ -37,6 +37,7 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"extendedTypesEnabled":                               boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
 	"zookeeper.extendedTypesEnabled":                     boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
 	"reconfigEnabled":                                    boolKey(func(c *server.Config, b bool) { c.ReconfigEnabled = b }),
+	"readonlymode.enabled":                               boolKey(func(c *server.Config, b bool) { c.ReadOnlyMode = b }),
 	"jute.maxbuffer":                                     intKey(func(c *server.Config, n int) { c.MaxBuffer = n }),
 	"znode.container.checkIntervalMs":                    msKey(func(c *server.Config, d time.Duration) { c.ContainerCheckInterval = d }),
 	"snapCount":                                          intKey(func(c *server.Config, n int) { c.SnapCount = uint64(n) }),

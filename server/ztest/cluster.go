@@ -28,7 +28,7 @@ func StartZkraftCluster(n int, opts Options) (*Cluster, error) {
 		}
 	}
 	return startCluster("zkraft", n, opts, func(cfg, _ string) *exec.Cmd {
-		return exec.Command(bin, "start", "--config", cfg)
+		return zkraftCommand(bin, opts.JVMFlags, cfg)
 	})
 }
 
@@ -38,9 +38,7 @@ func StartZooKeeperEnsemble(n int, opts Options) (*Cluster, error) {
 		return nil, errors.New("ztest: Debian's zookeeper package is not installed")
 	}
 	return startCluster("zookeeper", n, opts, func(cfg, tmp string) *exec.Cmd {
-		return exec.Command("java", "-Xmx512m", "-Dzookeeper.extendedTypesEnabled=true",
-			"-Dzookeeper.log.dir="+tmp, "-Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties",
-			"-cp", zooKeeperJars+"/*:/etc/zookeeper/conf", "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
+		return zooKeeperCommand("512m", opts.JVMFlags, tmp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
 	})
 }
 
@@ -102,7 +100,8 @@ func startCluster(name string, n int, opts Options, command func(cfg, tmp string
 	return c, nil
 }
 
-// AwaitServing waits until every running member serves with a mode and one leads.
+// AwaitServing waits until every running member serves with a mode and one leads. A
+// read-only member (readonlymode.enabled, still without a leader) does not count.
 func (c *Cluster) AwaitServing(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
@@ -113,7 +112,7 @@ func (c *Cluster) AwaitServing(limit time.Duration) error {
 			}
 			running++
 			out, err := FourLetter(s.Addr, "srvr")
-			if err == nil && strings.Contains(out, "\nMode: ") {
+			if err == nil && strings.Contains(out, "\nMode: ") && !strings.Contains(out, "\nMode: read-only") {
 				serving++
 				if strings.Contains(out, "\nMode: leader") {
 					leaders++

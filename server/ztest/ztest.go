@@ -27,6 +27,9 @@ type Options struct {
 	Logf        func(format string, args ...any)
 	DataDir     string // use this existing data dir instead of a fresh one; Stop leaves it
 	JavaHeap    string // ZooKeeper's -Xmx; "" is 512m
+	// JVMFlags are ZooKeeper's JVM options (-Dreadonlymode.enabled=true); zkraft gets them
+	// in its JVMFLAGS environment variable, as the official image passes them on.
+	JVMFlags []string
 }
 
 // Server is one running server process.
@@ -174,11 +177,25 @@ func StartZooKeeper(opts Options) (*Server, error) {
 		heap = "512m"
 	}
 	return start("zookeeper", opts, base, func(cfg, tmp string) *exec.Cmd {
-		cmd := exec.Command("java", "-Xmx"+heap, "-Dzookeeper.extendedTypesEnabled=true",
-			"-Dzookeeper.log.dir="+tmp, "-Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties",
-			"-cp", zooKeeperJars+"/*:/etc/zookeeper/conf", "org.apache.zookeeper.server.ZooKeeperServerMain", cfg)
-		return cmd
+		return zooKeeperCommand(heap, opts.JVMFlags, tmp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfg)
 	})
+}
+
+// zooKeeperCommand runs ZooKeeper's main class on cfg with extended types enabled.
+func zooKeeperCommand(heap string, flags []string, tmp, main, cfg string) *exec.Cmd {
+	args := append([]string{"-Xmx" + heap, "-Dzookeeper.extendedTypesEnabled=true"}, flags...)
+	args = append(args, "-Dzookeeper.log.dir="+tmp, "-Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties",
+		"-cp", zooKeeperJars+"/*:/etc/zookeeper/conf", main, cfg)
+	return exec.Command("java", args...)
+}
+
+// zkraftCommand runs the zkraft binary on cfg, with flags in JVMFLAGS.
+func zkraftCommand(bin string, flags []string, cfg string) *exec.Cmd {
+	cmd := exec.Command(bin, "start", "--config", cfg)
+	if len(flags) > 0 {
+		cmd.Env = append(os.Environ(), "JVMFLAGS="+strings.Join(flags, " "))
+	}
+	return cmd
 }
 
 // StartZkraft starts the zkraft binary with `start --config`.
@@ -191,7 +208,7 @@ func StartZkraft(opts Options) (*Server, error) {
 		}
 	}
 	return start("zkraft", opts, baseConfig, func(cfg, _ string) *exec.Cmd {
-		return exec.Command(bin, "start", "--config", cfg)
+		return zkraftCommand(bin, opts.JVMFlags, cfg)
 	})
 }
 

@@ -1,0 +1,244 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// tryConnect sends req and returns the server's answer, or nil if it closed the
+// connection without one.
+func (c *rawClient) tryConnect(req jute.Connect) *jute.Connected {
+	c.t.Helper()
+	if _, err := c.nc.Write(jute.AppendFrame(nil, &req)); err != nil {
+		return nil
+	}
+	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
+	if err != nil {
+		if isTimeout(err) {
+			c.t.Fatal("no answer to a ConnectRequest, and the connection is still open")
+		}
+		return nil
+	}
+	var resp jute.Connected
+	d := jute.NewDecoder(b)
+	resp.Decode(d)
+	if d.Err != nil {
+		c.t.Fatal(d.Err)
+	}
+	c.sid, c.pw = resp.SessionId, resp.Passwd
+	return &resp
+}
+
+// readOnlyConnect is a 3.4+ client's ConnectRequest asking for a read-only session.
+func readOnlyConnect(sid int64, pw []byte) jute.Connect {
+	if pw == nil {
+		pw = make([]byte, 16)
+	}
+	return jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, SessionId: sid, Passwd: pw}, ReadOnly: true, HasReadOnly: true}
+}
+
+// awaitFourLetter polls cmd on addr until it answers want, for at most limit.
+func awaitFourLetter(t *testing.T, addr, cmd, want string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		got := askFourLetter(t, addr, cmd)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s on %s: %q after %v, want %q", cmd, addr, got, limit, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// With readonlymode.enabled, a member cut off from the quorum serves read-only clients
+// once it has had no leader for ZooKeeper's delay, as ZooKeeper 3.8's read-only server
+// (with local sessions) does: reads and watches from its own state, NotReadOnly for every
+// write, sync included; other clients and global sessions refused; srvr, mntr, isro and
+// the AdminServer say read-only. When it rejoins, its read-only clients are dropped and
+// it serves read-write again.
+func TestReadOnlyMemberServesReadOnlyClients(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReadOnlyMode = true })
+	w := dial(t, tc.addr(tc.leader()))
+	w.connect(0, nil)
+	for _, p := range []string{"/ro", "/ro/kid"} {
+		if h := w.call(jute.OpCreate, &jute.CreateRequest{Path: p, Data: []byte("hello"), Acl: openACL}, nil); h.Err != 0 {
+			t.Fatalf("create %s: %d", p, h.Err)
+		}
+	}
+	tc.converge()
+	f := tc.follower()
+	addr, srv := tc.addr(f), tc.servers[f]
+	rw := dial(t, addr)
+	rw.connect(0, nil)
+
+	cut := time.Now()
+	tc.net.Isolate(strconv.Itoa(f + 1))
+	expectClosed(t, rw, 10*time.Second, "read-write client of the isolated member")
+	if got := askFourLetter(t, addr, "isro"); got != "null" && got != "ro" {
+		t.Fatalf("isro without a leader: %q, want null (or ro once read-only)", got)
+	}
+	awaitFourLetter(t, addr, "isro", "ro", 15*time.Second)
+	if d := time.Since(cut); d < readOnlyDelay(srv.cfg.TickTime) {
+		t.Fatalf("read-only %v after the partition, before ZooKeeper's %v", d, readOnlyDelay(srv.cfg.TickTime))
+	}
+
+	ro := dial(t, addr)
+	resp := ro.tryConnect(readOnlyConnect(0, nil))
+	if resp == nil || !resp.HasReadOnly || !resp.ReadOnly || resp.TimeOut != int32(srv.cfg.MaxTimeout().Milliseconds()) || len(resp.Passwd) != 16 ||
+		resp.SessionId>>56 != int64(f+1) {
+		t.Fatalf("read-only session: %+v", resp)
+	}
+	var gd jute.GetDataResponse
+	if h := ro.call(jute.OpGetData, &jute.GetDataRequest{Path: "/ro"}, &gd); h.Err != 0 || string(gd.Data) != "hello" {
+		t.Fatalf("getData in read-only mode: %d %q", h.Err, gd.Data)
+	}
+	var kids jute.GetChildrenResponse
+	if h := ro.call(jute.OpGetChildren, &jute.GetChildrenRequest{Path: "/ro", Watch: true}, &kids); h.Err != 0 || len(kids.Children) != 1 {
+		t.Fatalf("getChildren with a watch in read-only mode: %d %v", h.Err, kids.Children)
+	}
+	zxid := srv.node.FSM.LastZxid()
+	for _, op := range []struct {
+		op  int32
+		req jute.Record
+	}{
+		{jute.OpCreate, &jute.CreateRequest{Path: "/x", Acl: openACL}},
+		{jute.OpSetData, &jute.SetDataRequest{Path: "/ro", Data: []byte("no"), Version: -1}},
+		{jute.OpDelete, &jute.DeleteRequest{Path: "/ro/kid", Version: -1}},
+		{jute.OpSetACL, &jute.SetACLRequest{Path: "/ro", Acl: openACL, Version: -1}},
+		{jute.OpSync, &jute.SyncRequest{Path: "/"}},
+		{jute.OpCheck, &jute.CheckVersionRequest{Path: "/ro", Version: 0}},
+		{jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{{Type: jute.OpCheck, Req: &jute.CheckVersionRequest{Path: "/ro"}}}}},
+		{jute.OpReconfig, &jute.ReconfigRequest{CurConfigId: -1}},
+	} {
+		if h := ro.call(op.op, op.req, nil); h.Err != int32(jute.ErrNotReadOnly) || h.Zxid != zxid {
+			t.Errorf("op %d in read-only mode: %+v, want NotReadOnly at zxid 0x%x", op.op, h, zxid)
+		}
+	}
+
+	srvr := askFourLetter(t, addr, "srvr")
+	if !strings.Contains(srvr, "\nREAD-ONLY mode; serving only read-only clients\n") || !strings.Contains(srvr, "\nMode: read-only\n") {
+		t.Errorf("srvr in read-only mode:\n%s", srvr)
+	}
+	mntr := askFourLetter(t, addr, "mntr")
+	if !strings.Contains(mntr, "zk_server_state\tread-only\n") || strings.Contains(mntr, "zk_peer_state") ||
+		!strings.Contains(mntr, "zk_local_sessions\t1\n") {
+		t.Errorf("mntr in read-only mode:\n%s", mntr)
+	}
+	admin := srv.adminHandler()
+	rec := httptest.NewRecorder()
+	admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/commands/is_read_only", nil))
+	if !strings.Contains(rec.Body.String(), `"read_only": true`) {
+		t.Errorf("is_read_only: %s", rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ready", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("/ready of a read-only member: %d", rec.Code)
+	}
+
+	// Refused without an answer: a read-write client, an old client without the flag, a
+	// global session, a client that has seen more than this member has.
+	plain := jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}, HasReadOnly: true}
+	old := jute.Connect{ConnectRequest: plain.ConnectRequest}
+	ahead := readOnlyConnect(0, nil)
+	ahead.LastZxidSeen = zxid + 1
+	for name, req := range map[string]jute.Connect{"read-write client": plain, "old client": old,
+		"global session": readOnlyConnect(w.sid, w.pw), "client ahead": ahead} {
+		if resp := dial(t, addr).tryConnect(req); resp != nil {
+			t.Errorf("%s got an answer from a read-only member: %+v", name, resp)
+		}
+	}
+	// An unknown session is expired (the answer keeps the read-only flag).
+	if resp := dial(t, addr).tryConnect(readOnlyConnect(resp.SessionId+1000, nil)); resp == nil || resp.TimeOut != 0 ||
+		resp.SessionId != 0 || !resp.ReadOnly {
+		t.Fatalf("unknown session in read-only mode: %+v", resp)
+	}
+	// The local session can be reattached here with its password; the connection it
+	// left is closed. Once closed, it is gone.
+	ro2 := dial(t, addr)
+	if r := ro2.tryConnect(readOnlyConnect(ro.sid, ro.pw)); r == nil || r.SessionId != ro.sid || !r.ReadOnly {
+		t.Fatalf("reattach the local session: %+v", r)
+	}
+	expectClosed(t, ro, 5*time.Second, "connection the local session left")
+	if h := ro2.call(jute.OpCloseSession, nil, nil); h.Err != 0 || h.Zxid != zxid {
+		t.Fatalf("closeSession of a local session: %+v", h)
+	}
+	expectClosed(t, ro2, 5*time.Second, "closed local session")
+	if r := dial(t, addr).tryConnect(readOnlyConnect(ro.sid, ro.pw)); r == nil || r.TimeOut != 0 {
+		t.Fatalf("closed local session reattached: %+v", r)
+	}
+
+	// Back in the quorum: read-only clients are dropped; a client that asks for a
+	// read-only session now gets a read-write one.
+	ro3 := dial(t, addr)
+	if r := ro3.tryConnect(readOnlyConnect(0, nil)); r == nil || !r.ReadOnly {
+		t.Fatalf("second read-only session: %+v", r)
+	}
+	tc.net.Heal()
+	expectClosed(t, ro3, 15*time.Second, "read-only client after its member rejoined")
+	awaitFourLetter(t, addr, "isro", "rw", 15*time.Second)
+	back := dial(t, addr)
+	if r := back.tryConnect(readOnlyConnect(0, nil)); r == nil || r.ReadOnly || r.SessionId == 0 {
+		t.Fatalf("read-only client of a read-write member: %+v", r)
+	}
+	if h := back.call(jute.OpSetData, &jute.SetDataRequest{Path: "/ro", Data: []byte("rw"), Version: -1}, &jute.SetDataResponse{}); h.Err != 0 {
+		t.Fatalf("write after rejoining: %d", h.Err)
+	}
+	if mntr := askFourLetter(t, addr, "mntr"); !strings.Contains(mntr, "zk_local_sessions\t0\n") || !strings.Contains(mntr, "zk_peer_state") {
+		t.Errorf("mntr after rejoining:\n%s", mntr)
+	}
+}
+
+// Without readonlymode.enabled nothing changes: a member without a leader serves nobody,
+// a read-only client included, however long it waits; isro says so ("null").
+func TestReadOnlyModeOffServesNobodyWithoutLeader(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	f := tc.follower()
+	addr, srv := tc.addr(f), tc.servers[f]
+	tc.net.Isolate(strconv.Itoa(f + 1))
+	awaitFourLetter(t, addr, "isro", "null", 10*time.Second)
+	time.Sleep(readOnlyDelay(srv.cfg.TickTime) + time.Second)
+	if r := dial(t, addr).tryConnect(readOnlyConnect(0, nil)); r != nil {
+		t.Fatalf("read-only client served with read-only mode off: %+v", r)
+	}
+	if got := askFourLetter(t, addr, "srvr"); !strings.Contains(got, "not currently serving") {
+		t.Fatalf("srvr: %q", got)
+	}
+	tc.net.Heal()
+	awaitFourLetter(t, addr, "isro", "rw", 15*time.Second)
+}
+
+// A member that starts with readonlymode.enabled and finds no quorum serves read-only
+// clients after ZooKeeper's delay, as a ZooKeeper peer that starts looking does, and
+// read-write ones once the others are back.
+func TestReadOnlyMemberStartsWithoutQuorum(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReadOnlyMode = true })
+	for i := range tc.servers {
+		tc.stop(i)
+	}
+	start := time.Now()
+	tc.start(0)
+	if d := time.Since(start); d < readOnlyDelay(tc.cfgs[0].TickTime) {
+		t.Fatalf("started after %v, before ZooKeeper's read-only delay", d)
+	}
+	addr := tc.addr(0)
+	if got := askFourLetter(t, addr, "isro"); got != "ro" {
+		t.Fatalf("isro of a member started without quorum: %q", got)
+	}
+	c := dial(t, addr)
+	if r := c.tryConnect(readOnlyConnect(0, nil)); r == nil || !r.ReadOnly {
+		t.Fatalf("read-only session: %+v", r)
+	}
+	tc.start(1, 2)
+	expectClosed(t, c, 15*time.Second, "read-only client once the quorum is back")
+	awaitFourLetter(t, addr, "isro", "rw", 15*time.Second)
+}
