@@ -37,23 +37,3 @@ func (n *node) removeChild(name string) {
 		n.kids = nil // a node with no children holds no container
 	}
 }
-
-// path rebuilds the node's absolute path.
-func (n *node) path() string {
-	if n.parent == nil {
-		return "/"
-	}
-	size := 0
-	for p := n; p.parent != nil; p = p.parent {
-		size += len(p.name) + 1
-	}
-	b := make([]byte, size)
-	i := size
-	for p := n; p.parent != nil; p = p.parent {
-		i -= len(p.name)
-		copy(b[i:], p.name)
-		i--
-		b[i] = '/'
-	}
-	return string(b)
-}
