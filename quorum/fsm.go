@@ -156,7 +156,15 @@ func (f *FSM) apply(l *raft.Log) *Result {
 	h := f.handlers[e.Op]
 	zxid := int64(l.Index)
 	f.mu.Lock()
-	res, events := h(zxid, e)
+	var (
+		res    *Result
+		events []datatree.Event
+	)
+	if f.inOrder(e) {
+		res, events = h(zxid, e)
+	} else {
+		res = &Result{Err: ErrOutOfOrder}
+	}
 	f.lastZxid.Store(zxid)
 	for _, ev := range events {
 		f.Watches.Trigger(ev.Type, ev.Path, zxid, f.canRead)
@@ -200,9 +208,24 @@ func (f *FSM) txn(zxid int64, e *Entry) datatree.Txn {
 // without an earlier one.
 const ErrOutOfOrder = jute.ErrConnectionLoss
 
+// inOrder moves the session's write cursor past a connection's write and reports
+// whether the write may be applied: it must directly follow the connection's previous
+// one (see ErrOutOfOrder). Entries that are no connection's writes pass, as do writes
+// of a session that is gone or owned elsewhere (their handler refuses them with
+// SessionExpired or SessionMoved, as ZooKeeper does). Under the lock.
+func (f *FSM) inOrder(e *Entry) bool {
+	if e.Conn == 0 {
+		return true
+	}
+	s, ok := f.sessions.Get(e.Session)
+	if !ok || (e.Origin != "" && s.Owner != e.Origin) {
+		return true
+	}
+	return f.sessions.Advance(e.Session, e.Conn, e.Seq)
+}
+
 // checkSession is ZooKeeper's checkSession(id, owner): the session must exist and, for
-// an entry a client asked for, be owned by the member it came through. A connection's
-// write must then follow its previous one (see ErrOutOfOrder); it moves the cursor.
+// an entry a client asked for, be owned by the member it came through.
 func (f *FSM) checkSession(e *Entry) jute.Code {
 	s, ok := f.sessions.Get(e.Session)
 	switch {
@@ -210,8 +233,6 @@ func (f *FSM) checkSession(e *Entry) jute.Code {
 		return jute.ErrSessionExpired
 	case e.Origin != "" && s.Owner != e.Origin:
 		return jute.ErrSessionMoved
-	case e.Conn != 0 && !f.sessions.Advance(e.Session, e.Conn, e.Seq):
-		return ErrOutOfOrder
 	}
 	return jute.OK
 }
@@ -299,14 +320,9 @@ func (f *FSM) applySetConfig(zxid int64, e *Entry) (*Result, []datatree.Event) {
 	return &Result{}, events
 }
 
-// applySync answers a client's sync once it is applied; the member's catch-up sync has
-// no session. A client's sync is one of its connection's writes, in its order.
+// applySync answers a sync once it is applied: a client's (one of its connection's
+// writes, in its order) or a member's catch-up sync, which has no session.
 func (f *FSM) applySync(zxid int64, e *Entry) (*Result, []datatree.Event) {
-	if e.Conn != 0 {
-		if code := f.checkSession(e); code != jute.OK {
-			return &Result{Err: code}, nil
-		}
-	}
 	return &Result{Resp: &jute.SyncResponse{Path: e.Req.(*jute.SyncRequest).Path}}, nil
 }
 

@@ -32,9 +32,11 @@ func TestFSMAppliesAConnectionsWritesOnlyInOrder(t *testing.T) {
 		create("/e", 7, 4), // the old connection's later write after the new one's
 		{Session: sid, Op: jute.OpSync, Origin: "1", Conn: 8, Seq: 2, Req: &jute.SyncRequest{Path: "/"}},
 		{Session: sid, Op: jute.OpSync, Origin: "1", Conn: 8, Seq: 2, Req: &jute.SyncRequest{Path: "/"}}, // twice
-		{Session: sid, Op: jute.OpCloseSession, Origin: "1", Conn: 8, Seq: 3},
+		// A handler that checks no session (deleteContainer) still moves the cursor.
+		{Session: sid, Op: jute.OpDeleteContainer, Origin: "1", Conn: 8, Seq: 3, Req: &jute.DeleteRequest{Path: "/none", Version: -1}},
+		{Session: sid, Op: jute.OpCloseSession, Origin: "1", Conn: 8, Seq: 4},
 	}
-	want := []jute.Code{jute.OK, jute.OK, ErrOutOfOrder, jute.OK, jute.OK, ErrOutOfOrder, jute.OK, ErrOutOfOrder, jute.OK, ErrOutOfOrder, jute.OK}
+	want := []jute.Code{jute.OK, jute.OK, ErrOutOfOrder, jute.OK, jute.OK, ErrOutOfOrder, jute.OK, ErrOutOfOrder, jute.OK, ErrOutOfOrder, jute.ErrNoNode, jute.OK}
 	var digests []uint64
 	for run := 0; run < 2; run++ {
 		f := NewFSM(datatree.Options{ExtendedTypes: true})
