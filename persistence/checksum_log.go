@@ -70,4 +70,38 @@ func (c *checksumLog) StoreLogs(logs []*raft.Log) error {
 	return c.inner.StoreLogs(out)
 }
 
-func (c *checksumLog) DeleteRange(min, max uint64) error { return c.inner.DeleteRange(min, max) }
+// deleteChunk is how many entries one transaction of DeleteRange removes.
+const deleteChunk = 2048
+
+// DeleteRange removes the entries in chunks, a transaction each, so that the appends of
+// new entries are not held up by one long transaction: compacting the log after a
+// snapshot removes up to snapCount entries (70 ms for 68k in one transaction on a
+// 2-core machine, every write waiting behind it). The log stays contiguous after every
+// chunk, so a crash between two leaves a log raft can use: a prefix (compaction) is
+// removed oldest first, a suffix (a follower dropping entries a new leader replaces)
+// newest first.
+func (c *checksumLog) DeleteRange(from, to uint64) error {
+	first, err := c.inner.FirstIndex()
+	if err != nil {
+		return err
+	}
+	prefix := from <= first
+	for from <= to {
+		lo, hi := from, to // the chunk
+		if prefix {
+			hi = min(to, from+deleteChunk-1)
+			from = hi + 1
+		} else {
+			lo = max(from, to-min(to, deleteChunk-1))
+			if lo == from {
+				from = to + 1 // the last chunk
+			} else {
+				to = lo - 1
+			}
+		}
+		if err := c.inner.DeleteRange(lo, hi); err != nil {
+			return err
+		}
+	}
+	return nil
+}

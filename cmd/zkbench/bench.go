@@ -56,8 +56,11 @@ type stats struct {
 	ops     uint64
 	errs    uint64
 	elapsed time.Duration
-	note    string
-	err     error // the cell could not run or was cut short by errors
+	// cpu is the CPU seconds the server's processes used during the timed part (-1:
+	// unknown, an external server without --pid).
+	cpu  float64
+	note string
+	err  error // the cell could not run or was cut short by errors
 }
 
 func newBench(cfg config) *bench {
@@ -265,6 +268,7 @@ func (c *cell) driveMeasured(ws []*worker, op measuredOp) stats {
 		wg   sync.WaitGroup
 	)
 	outs := make([]outcome, len(ws))
+	cpu0 := c.serverCPU()
 	start := time.Now()
 	deadline := start.Add(c.duration)
 	var exhaustedAt atomic.Int64
@@ -300,7 +304,10 @@ func (c *cell) driveMeasured(ws []*worker, op measuredOp) stats {
 		}()
 	}
 	wg.Wait()
-	total := stats{elapsed: time.Since(start)}
+	total := stats{elapsed: time.Since(start), cpu: -1}
+	if cpu1 := c.serverCPU(); cpu0 >= 0 && cpu1 >= 0 {
+		total.cpu = cpu1 - cpu0
+	}
 	var lastErr error
 	for i := range outs {
 		o := &outs[i]
@@ -321,6 +328,14 @@ func (c *cell) driveMeasured(ws []*worker, op measuredOp) stats {
 		total.note = joinNote(total.note, fmt.Sprintf("%d errors, last: %v", total.errs, lastErr))
 	}
 	return total
+}
+
+// serverCPU is the CPU seconds the target's processes have used so far, -1 if unknown.
+func (c *cell) serverCPU() float64 {
+	if len(c.t.pids) == 0 {
+		return -1
+	}
+	return cpuSeconds(c.t.pids...)
 }
 
 func joinNote(a, b string) string {

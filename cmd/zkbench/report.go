@@ -26,8 +26,11 @@ type result struct {
 	P999Ms    float64 `json:"p999_ms"`
 	MaxMs     float64 `json:"max_ms"`
 	RSSBytes  int64   `json:"rss_bytes"` // after the cell; 0 if unknown
-	Note      string  `json:"note,omitempty"`
-	Error     string  `json:"error,omitempty"` // set: the figures are not to be trusted
+	// CPUMsPer1k is the server's CPU time (all its processes, user + system) per 1,000
+	// operations of the timed part, in ms; 0 if unknown.
+	CPUMsPer1k float64 `json:"cpu_ms_per_1k_ops"`
+	Note       string  `json:"note,omitempty"`
+	Error      string  `json:"error,omitempty"` // set: the figures are not to be trusted
 }
 
 func newResult(t *target, w *workload, sessions int, cfg config, st stats) result {
@@ -50,6 +53,9 @@ func newResult(t *target, w *workload, sessions int, cfg config, st stats) resul
 	}
 	if st.elapsed > 0 {
 		r.OpsPerSec = float64(st.ops) / st.elapsed.Seconds()
+	}
+	if st.cpu >= 0 && st.ops > 0 {
+		r.CPUMsPer1k = st.cpu * 1e6 / float64(st.ops)
 	}
 	if st.err != nil {
 		r.Error = st.err.Error()
@@ -96,6 +102,7 @@ var metrics = []metric{
 	{"p99 ms", func(r *result) (float64, bool) { return r.P99Ms, r.Ops > 0 }, fmtMs},
 	{"p99.9 ms", func(r *result) (float64, bool) { return r.P999Ms, r.Ops > 0 }, fmtMs},
 	{"RSS MiB", func(r *result) (float64, bool) { return float64(r.RSSBytes) / (1 << 20), r.RSSBytes > 0 }, fmtMiB},
+	{"CPU ms/1k ops", func(r *result) (float64, bool) { return r.CPUMsPer1k, r.CPUMsPer1k > 0 }, fmtMs},
 }
 
 // writeTable prints one row per workload x sessions. With two targets each metric has a
