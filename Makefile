@@ -51,7 +51,8 @@ verify-layers:
 
 # zkraft vs Apache ZooKeeper 3.8, same machine, same run.
 bench: deps build
-	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s
+	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s
+	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi
 	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
 
 # Storage with large trees alone (make bench runs it after the workloads): load, RSS, the
@@ -64,7 +65,8 @@ bench-storage: deps build
 # takes to show on another (they are among the default workloads, so make bench runs them
 # too, on the one server).
 bench-cluster: deps build
-	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,16,64 --duration 4s --idle 10s
+	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s --idle 10s
+	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi
 
 # The image (Dockerfile): a static binary and an empty root; no base image is pulled.
 IMAGE ?= zkraft:latest

@@ -51,7 +51,10 @@
 //     memory, values within 1.6%, reported at the bucket's upper edge);
 //   - the server's RSS after the cell: VmRSS from /proc/<pid>/status of the server
 //     process (for ZooKeeper the JVM, so it includes the heap the JVM has claimed, used
-//     or not) plus any child processes.
+//     or not) plus any child processes;
+//   - CPU/1k ms: the CPU time (user + system, from /proc/<pid>/stat) the server's processes
+//     used during the timed part, per 1,000 operations completed: what an operation costs
+//     the server, which on a machine shared with the load generator decides throughput.
 //
 // Failed operations are counted, not timed; a worker that fails 100 times in a row ends
 // its cell, which is then reported as failed (n/a in the table) and zkbench exits 1.

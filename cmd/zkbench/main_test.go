@@ -59,6 +59,9 @@ func TestSmokeZooKeeper(t *testing.T) {
 	if res.RSSBytes <= 0 {
 		t.Errorf("no RSS for the ZooKeeper process")
 	}
+	if res.CPUMsPer1k <= 0 {
+		t.Errorf("no CPU time for the ZooKeeper process")
+	}
 	var buf bytes.Buffer
 	rep.writeTable(&buf)
 	t.Log("\n" + buf.String())
@@ -133,7 +136,7 @@ func checkTable(t *testing.T, out string, targets []string, ratio bool) {
 		t.Fatalf("no header line:\n%s", out)
 	}
 	// "p50 ms" is two fields once split.
-	wantGroups := []string{"ops/s", "p50", "ms", "p99", "ms", "p99.9", "ms", "RSS", "MiB"}
+	wantGroups := []string{"ops/s", "p50", "ms", "p99", "ms", "p99.9", "ms", "RSS", "MiB", "CPU/1k", "ms"}
 	if !slices.Equal(groups, wantGroups) {
 		t.Errorf("metric groups %q, want %q", groups, wantGroups)
 	}
@@ -142,7 +145,7 @@ func checkTable(t *testing.T, out string, targets []string, ratio bool) {
 		per = append(per, "ratio")
 	}
 	want := []string{"workload", "sessions"}
-	for range 5 {
+	for range len(metrics) {
 		want = append(want, per...)
 	}
 	if !slices.Equal(names, want) {

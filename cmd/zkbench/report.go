@@ -102,7 +102,7 @@ var metrics = []metric{
 	{"p99 ms", func(r *result) (float64, bool) { return r.P99Ms, r.Ops > 0 }, fmtMs},
 	{"p99.9 ms", func(r *result) (float64, bool) { return r.P999Ms, r.Ops > 0 }, fmtMs},
 	{"RSS MiB", func(r *result) (float64, bool) { return float64(r.RSSBytes) / (1 << 20), r.RSSBytes > 0 }, fmtMiB},
-	{"CPU ms/1k ops", func(r *result) (float64, bool) { return r.CPUMsPer1k, r.CPUMsPer1k > 0 }, fmtMs},
+	{"CPU/1k ms", func(r *result) (float64, bool) { return r.CPUMsPer1k, r.CPUMsPer1k > 0 }, fmtMs},
 }
 
 // writeTable prints one row per workload x sessions. With two targets each metric has a
@@ -170,7 +170,7 @@ func (r *report) writeTable(out io.Writer) {
 	}
 	tw.Flush()
 	if ratio {
-		fmt.Fprintf(out, "\nratio = %s / %s: above 1 is better for ops/s, below 1 is better for latency and RSS.\n", r.targets[0], r.targets[1])
+		fmt.Fprintf(out, "\nratio = %s / %s: above 1 is better for ops/s, below 1 is better for latency, RSS and CPU.\n", r.targets[0], r.targets[1])
 	}
 	fmt.Fprintln(out, "\nwhat one op is:")
 	width := 0
