@@ -227,3 +227,46 @@ func TestFollowerPingsKeepSessionsAlive(t *testing.T) {
 		t.Fatal("session 1 expired although the follower heard from it")
 	}
 }
+
+// A leader that stepped down says so on its members' streams ('L'); if raft then names
+// the same member leader again (it was re-elected), the member replaces the stream it
+// was told to leave rather than wait forever for a leader with another name.
+func TestStreamReplacedWhenALeaderThatLeftLeadsAgain(t *testing.T) {
+	var peers []Peer
+	for _, id := range []string{"1", "2", "3"} {
+		peers = append(peers, Peer{ID: id, RaftAddr: freeAddr(t), PeerAddr: freeAddr(t)})
+	}
+	nodes := map[string]*Node{}
+	for _, p := range peers {
+		nodes[p.ID] = openMember(t, p.ID, t.TempDir(), peers)
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	leader := leaderOf(t, nodes)
+	var follower *Node
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	propose(t, follower, &Entry{Session: 7, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	follower.fwd.mu.Lock()
+	st := follower.fwd.st
+	follower.fwd.mu.Unlock()
+	if st == nil {
+		t.Fatal("the follower has no stream to the leader")
+	}
+	st.leave() // as if the leader had stepped down and then won the election again
+	if r := propose(t, follower, &Entry{Session: 7, Op: OpMoveSession}); r.Err != jute.OK {
+		t.Fatalf("move session through the follower: %v", r.Err)
+	}
+	follower.fwd.mu.Lock()
+	replaced := follower.fwd.st != st
+	follower.fwd.mu.Unlock()
+	if !replaced {
+		t.Fatal("the stream the leader left was not replaced")
+	}
+}

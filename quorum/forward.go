@@ -75,6 +75,7 @@ type forwarder struct {
 	st      *peerStream   // to the leader; nil while there is none
 	changed chan struct{} // closed when st changes
 	kick    chan struct{} // wakes the dialer
+	every   time.Duration // the dialer's retry interval
 	sysSeq  atomic.Uint64 // Seq of proposals that are no connection's (Conn 0)
 
 	touchMu sync.Mutex
@@ -89,8 +90,17 @@ type peerStream struct {
 	bw     *bufio.Writer
 	broken atomic.Bool
 	// left: the member said it no longer leads, or refused a proposal as not the leader;
-	// no new proposal goes on the stream (those on it still get their answers).
-	left atomic.Bool
+	// no new proposal goes on the stream (those on it still get their answers). leftAt is
+	// when (unix ns).
+	left   atomic.Bool
+	leftAt atomic.Int64
+}
+
+// leave marks the stream left.
+func (s *peerStream) leave() {
+	if s.left.CompareAndSwap(false, true) {
+		s.leftAt.Store(time.Now().UnixNano())
+	}
 }
 
 // peerWriteTimeout bounds every flush on a peer stream: a member that stops reading is
@@ -110,7 +120,7 @@ func (s *peerStream) write(kind byte, body []byte) error {
 // newForwarder starts the system Seq at the clock, so a restarted server never waits on
 // an entry its previous run forwarded with the same Seq (the log may still replay it).
 func newForwarder(n *Node) *forwarder {
-	fw := &forwarder{n: n, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	fw := &forwarder{n: n, changed: make(chan struct{}), kick: make(chan struct{}, 1), every: n.cfg.HeartbeatTimeout / 2}
 	fw.sysSeq.Store(uint64(time.Now().UnixNano()))
 	return fw
 }
@@ -185,7 +195,8 @@ func (fw *forwarder) wakeDialer() {
 // by a proposal or a broken stream, and, only while there is no stream to the leader
 // raft knows (a dial failed), every `every`; an idle member with its stream up does
 // nothing here.
-func (fw *forwarder) dialLoop(every time.Duration, leaderChanged <-chan raft.Observation) {
+func (fw *forwarder) dialLoop(leaderChanged <-chan raft.Observation) {
+	every := fw.every
 	retry := time.NewTimer(every)
 	defer retry.Stop()
 	for {
@@ -217,10 +228,20 @@ func (fw *forwarder) redial() bool {
 			fw.breakStream(st, fmt.Errorf("%w: this member leads now", ErrNoLeader))
 		}
 		return true
-	case st != nil && st.leader == string(id):
-		// The same leader: keep the stream, unless it said it left and raft has not
-		// learned of the new leader yet (dialing it again would only be refused).
-		return !st.left.Load()
+	case st != nil && st.leader == string(id) && !st.left.Load():
+		return true
+	}
+	// A stream whose member said it left and that raft names the leader again (it was
+	// re-elected, or raft has not heard of the winner yet) is replaced: the member
+	// refuses everything after its first refusal on a stream, so only a new one can
+	// carry proposals. Not sooner than `every` after it left, so that a member that
+	// still does not lead is not dialed again and again.
+	if st != nil && st.leader == string(id) {
+		if time.Since(time.Unix(0, st.leftAt.Load())) < fw.every {
+			return false
+		}
+		fw.breakStream(st, fmt.Errorf("%w: the leader left", ErrNoLeader))
+		st = nil
 	}
 	p, ok := fw.n.peer(string(id))
 	if !ok {
@@ -257,11 +278,11 @@ func (fw *forwarder) readFrom(st *peerStream) {
 		case b[0] == frameCommit && len(b) == 17:
 			fw.n.catch.notice(commitPoint{index: binary.BigEndian.Uint64(b[1:]), term: binary.BigEndian.Uint64(b[9:])})
 		case b[0] == frameLeft && len(b) == 1:
-			st.left.Store(true)
+			st.leave()
 			fw.wakeDialer()
 		case b[0] == frameRefused && len(b) >= 18:
 			if b[17] == refusedNotLeader {
-				st.left.Store(true)
+				st.leave()
 			}
 			key := waitKey{conn: binary.BigEndian.Uint64(b[1:]), seq: binary.BigEndian.Uint64(b[9:])}
 			// Only the proposal sent on this stream: a refused write may be on its way

@@ -262,7 +262,7 @@ func Open(cfg Config) (*Node, error) {
 			return ok
 		}))
 		go n.servePeers(n.peers)
-		go n.fwd.dialLoop(cfg.HeartbeatTimeout/2, leaderChanged)
+		go n.fwd.dialLoop(leaderChanged)
 		go n.fwd.pingLoop(cfg.TickTime / 2)
 		go n.catch.run(n.done)
 	}

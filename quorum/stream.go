@@ -115,6 +115,9 @@ func (s *Stream) settle(f *streamFuture) error {
 				err = ErrOrderBroken
 			}
 		}
+		if notAppended(err) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // a member just refused it: let the election go on
+		}
 		s.mu.Lock()
 		if notAppended(err) && s.err == nil && time.Now().Before(deadline) {
 			if p, perr := s.n.path(); perr == nil {
