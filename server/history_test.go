@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 // A history check through leader kills: go-zookeeper clients on a 3-process cluster
 // create nodes, sequential nodes and compare-and-set a counter while the leader is killed
-// with SIGKILL and restarted, twice. Every acknowledged write must be on every member
+// with SIGKILL and restarted, twice, and then paused (SIGSTOP) and resumed. Every acknowledged write must be on every member
 // afterwards, nothing appears that no client attempted, the members agree, and each
 // client's acknowledged sequential nodes carry increasing suffixes.
 func TestHistoryThroughLeaderKills(t *testing.T) {
@@ -105,6 +106,24 @@ func TestHistoryThroughLeaderKills(t *testing.T) {
 		if err := c.AwaitServing(60 * time.Second); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A leader paused (SIGSTOP) keeps its connections open while the others elect a new
+	// one, and resumes believing it leads, with its members' proposals buffered.
+	time.Sleep(700 * time.Millisecond)
+	l := c.Leader()
+	if l < 0 {
+		t.Fatal("no leader")
+	}
+	t.Logf("pausing the leader, member %d", l+1)
+	if err := c.Members[l].Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := c.Members[l].Cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AwaitServing(60 * time.Second); err != nil {
+		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
