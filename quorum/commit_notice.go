@@ -63,18 +63,24 @@ func (f *FSM) applyCommitted(logs logReader, index, term uint64) bool {
 	}
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
-	var l raft.Log
-	if err := logs.GetLog(index, &l); err != nil || l.Term != term {
+	// A new raft.Log for every read: one read from the log cache shares the cached
+	// entry's bytes, and a later read from bbolt would decode over them.
+	noticed := new(raft.Log)
+	if err := logs.GetLog(index, noticed); err != nil || noticed.Term != term {
 		return false
 	}
 	for i := f.appliedIndex.Load() + 1; i <= index; i++ {
-		if err := logs.GetLog(i, &l); err != nil {
-			// Compacted under a snapshot being installed: raft applies what follows.
-			return false
+		l := noticed
+		if i != index {
+			l = new(raft.Log)
+			if err := logs.GetLog(i, l); err != nil {
+				// Compacted under a snapshot being installed: raft applies what follows.
+				return false
+			}
 		}
 		f.appliedIndex.Store(i)
 		if l.Type == raft.LogCommand {
-			f.early = append(f.early, earlyResult{index: i, res: f.apply(&l)})
+			f.early = append(f.early, earlyResult{index: i, res: f.apply(l)})
 			f.earlyApplied.Add(1)
 		}
 	}

@@ -1,15 +1,18 @@
 package quorum
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/persistence"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -208,3 +211,50 @@ func TestNoticedCommitAppliedWhileItsEntryIsWritten(t *testing.T) {
 		t.Fatalf("early %d, zxid %d", f.EarlyApplied(), f.LastZxid())
 	}
 }
+
+// Entries read for a commit notice come from raft's log cache (shared with raft) or from
+// bbolt (decoded); reading one into a raft.Log that still holds a cached entry's bytes
+// would decode over them and corrupt the cache. A follower far behind reads the noticed
+// (cached) entry first, then the older ones from the store: every entry must apply as
+// written.
+func TestApplyCommittedKeepsTheLogCacheIntact(t *testing.T) {
+	store, err := persistence.Open(t.TempDir(), 1, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cache, err := raft.NewLogCache(4, store.Log) // the newest 4 entries only
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The noticed (newest, cached) entry is the largest, so an older one decoded into a
+	// raft.Log still holding its bytes would fit, and overwrite them.
+	history := append(entries(), &Entry{Session: 0x100, Op: jute.OpSetData, Time: 1011,
+		Req: &jute.SetDataRequest{Path: "/a", Data: bytes.Repeat([]byte("z"), 1024), Version: -1}})
+	var es []*raft.Log
+	for i, e := range history {
+		// From 3, as applyAll numbers them (zxids are in the stats).
+		es = append(es, &raft.Log{Index: uint64(i + 3), Term: 1, Type: raft.LogCommand, Data: e.Marshal()})
+	}
+	if err := cache.StoreLogs(es); err != nil {
+		t.Fatal(err)
+	}
+	early := NewFSM(datatree.Options{ExtendedTypes: true})
+	early.appliedIndex.Store(2)
+	if !early.applyCommitted(cache, es[len(es)-1].Index, 1) {
+		t.Fatal("the noticed entries were not applied")
+	}
+	plain := NewFSM(datatree.Options{ExtendedTypes: true})
+	applyAll(t, plain, history)
+	if a, b := digestOf(early), digestOf(plain); a != b {
+		t.Fatal("entries applied on a notice differ from the same entries applied by raft")
+	}
+	for _, want := range es {
+		var got raft.Log
+		if err := cache.GetLog(want.Index, &got); err != nil || !bytes.Equal(got.Data, want.Data) {
+			t.Fatalf("entry %d changed in the log cache", want.Index)
+		}
+	}
+}
+
+func digestOf(f *FSM) uint64 { d, _ := digest(f); return d }
