@@ -286,7 +286,9 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger) (raft.Transport,
 	rc.LocalID = raft.ServerID(self.ID)
 	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
 	rc.ElectionTimeout = cfg.HeartbeatTimeout
-	rc.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
+	// A leader steps down after a lease without hearing from a quorum; as long as a
+	// follower waits for it, so a busy moment does not cost an election.
+	rc.LeaderLeaseTimeout = cfg.HeartbeatTimeout
 	ln, err := cfg.Network.Listen(self.RaftAddr)
 	if err != nil {
 		return nil, raft.Configuration{}, fmt.Errorf("quorum: listen on %s: %w", self.RaftAddr, err)

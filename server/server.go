@@ -74,10 +74,13 @@ func (s *Server) Start() error {
 	qc.OnRestored = s.stateRestored
 	if len(s.cfg.Servers) > 0 {
 		qc.ID, qc.Peers = strconv.Itoa(s.cfg.ServerID), s.cfg.Servers
-		// Raft's follower timeout: a tenth of a tick (200 ms at ZooKeeper's default 2 s),
-		// so a dead leader is replaced well within a second, long before any session
-		// (at least two ticks) could expire.
-		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/10)
+		// Raft's follower timeout: a quarter of a tick (500 ms at ZooKeeper's default
+		// 2 s), so a dead leader is replaced in about a second, long before any session
+		// (at least two ticks) could expire, and far sooner than ZooKeeper notices
+		// (syncLimit ticks). A tenth of a tick made a leader starved of CPU for 100 ms on
+		// a loaded 2-core machine step down mid-load, closing every follower connection
+		// with a write in flight.
+		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/4)
 		qc.Network = s.cfg.Network
 	}
 	if s.cfg.Tune != nil {
