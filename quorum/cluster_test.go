@@ -21,6 +21,16 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// threePeers is the membership of a 3-member cluster on free loopback ports.
+func threePeers(t *testing.T) []Peer {
+	t.Helper()
+	var peers []Peer
+	for _, id := range []string{"1", "2", "3"} {
+		peers = append(peers, Peer{ID: id, RaftAddr: freeAddr(t), PeerAddr: freeAddr(t)})
+	}
+	return peers
+}
+
 func openMember(t *testing.T, id string, dir string, peers []Peer) *Node {
 	t.Helper()
 	cfg := DefaultConfig(dir)
@@ -86,10 +96,7 @@ func propose(t *testing.T, n *Node, e *Entry) *Result {
 // Three voters elect a leader, replicate writes to identical trees, survive the
 // leader's loss, and a restarted member catches up.
 func TestThreeMemberCluster(t *testing.T) {
-	var peers []Peer
-	for _, id := range []string{"1", "2", "3"} {
-		peers = append(peers, Peer{ID: id, RaftAddr: freeAddr(t), PeerAddr: freeAddr(t)})
-	}
+	peers := threePeers(t)
 	dirs := map[string]string{}
 	nodes := map[string]*Node{}
 	for _, p := range peers {
@@ -184,10 +191,7 @@ func TestThreeMemberCluster(t *testing.T) {
 
 // Sessions heard from on a follower stay alive on the leader; silent ones expire there.
 func TestFollowerPingsKeepSessionsAlive(t *testing.T) {
-	var peers []Peer
-	for _, id := range []string{"1", "2", "3"} {
-		peers = append(peers, Peer{ID: id, RaftAddr: freeAddr(t), PeerAddr: freeAddr(t)})
-	}
+	peers := threePeers(t)
 	nodes := map[string]*Node{}
 	for _, p := range peers {
 		cfg := DefaultConfig(t.TempDir())
@@ -232,10 +236,7 @@ func TestFollowerPingsKeepSessionsAlive(t *testing.T) {
 // the same member leader again (it was re-elected), the member replaces the stream it
 // was told to leave rather than wait forever for a leader with another name.
 func TestStreamReplacedWhenALeaderThatLeftLeadsAgain(t *testing.T) {
-	var peers []Peer
-	for _, id := range []string{"1", "2", "3"} {
-		peers = append(peers, Peer{ID: id, RaftAddr: freeAddr(t), PeerAddr: freeAddr(t)})
-	}
+	peers := threePeers(t)
 	nodes := map[string]*Node{}
 	for _, p := range peers {
 		nodes[p.ID] = openMember(t, p.ID, t.TempDir(), peers)
