@@ -15,7 +15,7 @@ import (
 
 // outcome is what a server does with one piece of bad input: answer (with an error
 // code) or close the connection, or neither within the deadline; and, if the connection
-// is still open after that, whether it then answers a ping or closes.
+// is still open after that, whether it then stays open (answering a ping) or ends.
 func outcome(t *testing.T, addr string, handshake bool, payload []byte) string {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -37,9 +37,24 @@ func outcome(t *testing.T, addr string, handshake bool, payload []byte) string {
 	if first == "closed" {
 		return first
 	}
-	nc.SetDeadline(time.Now().Add(3 * time.Second))
+	// Whether the connection then ends, not whether a ping sent at once is answered first:
+	// ZooKeeper queues the close of a connection it ends behind the reply before it (an
+	// unknown op's Unimplemented), so a ping may still be answered before the close.
+	nc.SetDeadline(time.Now().Add(500 * time.Millisecond))
 	nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing}))
-	return first + ", then to a ping: " + nextReply(br)
+	answered := false
+	for {
+		switch r := nextReply(br); {
+		case r == "closed":
+			return first + ", then closed"
+		case r == "no answer" && answered:
+			return first + ", then open (a ping answered)"
+		case r == "no answer":
+			return first + ", then no answer to a ping"
+		default:
+			answered = true
+		}
+	}
 }
 
 func nextReply(br *bufio.Reader) string {
