@@ -12,7 +12,7 @@ import (
 // as a ZooKeeper follower learns it from the leader's COMMIT. The package doc says why
 // it is safe. Every member that applies a command records its (index, term) (committed,
 // below); whoever has a peer stream open to it (the followers and observers of a
-// leader) gets that point as a commit notice on the stream (forward.go). A member that
+// leader) gets that point as a commit notice on the stream (peer_wire.go). A member that
 // is told (i, t) applies its own log up to i ahead of raft, if the entry it holds at i has
 // term t (catchUp), counting the entries raft is still writing (noticedLogs); raft's own
 // apply of those entries later returns their results without applying them again

@@ -300,7 +300,7 @@ func (fw *forwarder) readFrom(st *peerStream) {
 // touch records that a session was heard from here; pingLoop reports it to the leader.
 func (fw *forwarder) touch(id int64, timeout int32) {
 	fw.touchMu.Lock()
-	fw.touch0(id, timeout)
+	fw.touchLocked(id, timeout)
 	fw.touchMu.Unlock()
 }
 
@@ -340,7 +340,7 @@ func (fw *forwarder) ping(st *peerStream) {
 		fw.touchMu.Lock()
 		for id, to := range touched {
 			if _, ok := fw.touched[id]; !ok {
-				fw.touch0(id, to)
+				fw.touchLocked(id, to)
 			}
 		}
 		fw.touchMu.Unlock()
@@ -348,8 +348,8 @@ func (fw *forwarder) ping(st *peerStream) {
 	}
 }
 
-// touch0 is touch with touchMu held.
-func (fw *forwarder) touch0(id int64, timeout int32) {
+// touchLocked is touch with touchMu held.
+func (fw *forwarder) touchLocked(id int64, timeout int32) {
 	if fw.touched == nil {
 		fw.touched = map[int64]int32{}
 	}

@@ -66,8 +66,9 @@ type FSM struct {
 	appliedIndex atomic.Uint64
 	early        []earlyResult
 	earlyApplied atomic.Uint64
-	// committed is the (index, term) of the last command applied, which is committed;
-	// commitNoticed, if set, is told of it (the leader passes it on to the members).
+	// In a cluster, committed is the (index, term) of the last command applied, which is
+	// committed, and commitNoticed is told of it (the leader passes it on to the members);
+	// a standalone server keeps neither.
 	committed     atomic.Pointer[commitPoint]
 	commitNoticed func()
 	// OnRestored, if set, is called after Restore replaced the state while serving.
@@ -147,10 +148,10 @@ func (f *FSM) apply(l *raft.Log) *Result {
 	if err != nil {
 		panic(fmt.Sprintf("quorum: log entry %d: %v", l.Index, err))
 	}
-	// The entry is committed: the members hear of it before it is applied here, as
-	// ZooKeeper's leader sends COMMIT before it applies.
-	f.committed.Store(&commitPoint{index: l.Index, term: l.Term})
+	// The entry is committed: in a cluster the members hear of it before it is applied
+	// here, as ZooKeeper's leader sends COMMIT before it applies.
 	if f.commitNoticed != nil {
+		f.committed.Store(&commitPoint{index: l.Index, term: l.Term})
 		f.commitNoticed()
 	}
 	h := f.handlers[e.Op]
@@ -172,7 +173,7 @@ func (f *FSM) apply(l *raft.Log) *Result {
 	f.mu.Unlock()
 	f.zxidWaits.release(zxid)
 	res.Zxid = zxid
-	if e.Origin == f.self && e.Seq != 0 {
+	if f.self != "" && e.Origin == f.self && e.Seq != 0 { // a proposal this member forwarded
 		if w, ok := f.waiters.LoadAndDelete(waitKey{conn: e.Conn, seq: e.Seq}); ok {
 			w.(*forwardFuture).complete(res, nil)
 		}

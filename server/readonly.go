@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 
@@ -103,7 +102,7 @@ func (s *Server) localValid(id int64, pw []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.local[id]
-	return ok && !l.expired(time.Now()) && bytes.Equal(l.password, pw)
+	return ok && !l.expired(time.Now()) && session.Session{Password: l.password}.CheckPassword(pw)
 }
 
 // attachLocal makes c the read-only connection of local session id, closing one it

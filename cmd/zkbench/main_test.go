@@ -24,22 +24,31 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
+// shortRun is the config of a short run of workloads against one target: no warmup,
+// 400 ms per cell, progress to the test's log.
+func shortRun(t *testing.T, target string, cluster int, workloads []string, sessions ...int) config {
+	t.Helper()
+	cfg := defaultConfig()
+	cfg.targets = []string{target}
+	cfg.cluster = cluster
+	cfg.workloads = workloads
+	cfg.sessions = sessions
+	cfg.duration = 400 * time.Millisecond
+	cfg.warmup = 0
+	cfg.logf = t.Logf
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // TestSmokeZooKeeper runs one short workload against a real ZooKeeper and checks that
 // it measured something and that the table has its columns.
 func TestSmokeZooKeeper(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		skipOrFail(t, "java not found: ZooKeeper cannot run here")
 	}
-	cfg := defaultConfig()
-	cfg.targets = []string{"zookeeper"}
-	cfg.workloads = []string{"get"}
-	cfg.sessions = []int{1}
-	cfg.duration = 300 * time.Millisecond
-	cfg.warmup = 0
-	cfg.logf = t.Logf
-	if err := cfg.validate(); err != nil {
-		t.Fatal(err)
-	}
+	cfg := shortRun(t, "zookeeper", 0, []string{"get"}, 1)
 	targets, errs := startTargets(cfg)
 	defer stopTargets(cfg, targets)
 	if len(errs) > 0 || len(targets) == 0 {
@@ -209,17 +218,7 @@ func TestFlags(t *testing.T) {
 func TestVisibility(t *testing.T) {
 	for _, members := range []int{0, 3} {
 		t.Run(fmt.Sprintf("cluster=%d", members), func(t *testing.T) {
-			cfg := defaultConfig()
-			cfg.targets = []string{"zkraft"}
-			cfg.cluster = members
-			cfg.workloads = []string{"visibility-watch", "visibility-poll"}
-			cfg.sessions = []int{1, 3}
-			cfg.duration = 400 * time.Millisecond
-			cfg.warmup = 0
-			cfg.logf = t.Logf
-			if err := cfg.validate(); err != nil {
-				t.Fatal(err)
-			}
+			cfg := shortRun(t, "zkraft", members, []string{"visibility-watch", "visibility-poll"}, 1, 3)
 			targets, errs := startTargets(cfg)
 			defer stopTargets(cfg, targets)
 			if len(errs) > 0 {
