@@ -16,9 +16,10 @@ const checksumCRC32C = "crc32c"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// checksumLog stores every entry with a CRC-32C of its index, term, type and data
-// appended to the data, and checks and strips it when the entry is read back, so a flipped
-// bit in raft.db is found instead of applied. bbolt checksums only its meta pages.
+// checksumLog is the log format of a zkraft before the transaction log, read once to move
+// it (migrateLog): every entry stored in raft.db with a CRC-32C of its index, term, type
+// and data appended to the data, checked and stripped when read back. StoreLogs stays
+// for the tests that build such a store.
 type checksumLog struct {
 	inner raft.LogStore
 	path  string // for errors

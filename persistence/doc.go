@@ -1,18 +1,18 @@
-// Package persistence owns zkraft's durable formats: a server's store (the Raft log and
-// stable store in raft-boltdb on bbolt, with a checksum on every entry; hashicorp/raft's
-// snapshot store holding the state machine snapshot of state.go), its verification at
+// Package persistence owns zkraft's durable formats: a server's store (the Raft log in
+// zkraft's transaction log, wal*.go; the stable store in raft-boltdb on bbolt;
+// hashicorp/raft's snapshot store holding the state machine snapshot of state.go), the
+// move of a log an older zkraft kept in bbolt, its verification at
 // open, offline access for tools, and Apache ZooKeeper's on-disk formats for import and
 // export. It knows the tree and the session table only through their snapshot formats;
 // it knows nothing of Raft's protocol, the network or clients.
 //
 // # zkraft's store
 //
-// DATADIR/zkraft holds raft.db and snapshots/ (see Store). Every log entry is stored with
-// a CRC-32C of its index, term, type and data appended (bbolt checksums only its meta
-// pages); a snapshot's state.bin is covered by the CRC-64 in its meta.json, and the tree
-// and session sections inside it by their own CRC-32C. Open refuses a damaged store with
-// a CorruptError that names the file and the fault. A write is acknowledged only after
-// raft.db is fsynced (bbolt commits with fsync) on a quorum.
+// DATADIR/zkraft holds log/, raft.db and snapshots/ (see Store). The transaction log's
+// frames and entries carry CRC-32Cs (wal_format.go); a snapshot's state.bin is covered by
+// the CRC-64 in its meta.json, and the tree and session sections inside it by their own
+// CRC-32C. Open refuses a damaged store with a CorruptError that names the file and the
+// fault. A write is acknowledged only after its frame is fdatasynced on a quorum.
 //
 // # Apache ZooKeeper 3.x data directories
 //

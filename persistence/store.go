@@ -15,8 +15,11 @@ import (
 
 // Store is one server's durable state in its store directory (DATADIR/zkraft):
 //
-//	raft.db     the Raft log and stable store: raft-boltdb on bbolt, fsynced on every
-//	            append; every log entry carries a CRC-32C (see checksumLog)
+//	log/        the Raft log: zkraft's transaction log (see WAL), one fdatasync per
+//	            batch raft stores, a CRC-32C on every frame and every entry
+//	raft.db     the stable store (term, vote): raft-boltdb on bbolt. A store written
+//	            before the transaction log existed keeps its log here too; Open moves
+//	            it into log/ once.
 //	snapshots/  hashicorp/raft's file snapshot store: one directory per snapshot with
 //	            meta.json (index, term, membership, size, CRC-64 of state.bin) and
 //	            state.bin (quorum's state machine snapshot, see quorum/snapshot.go)
@@ -25,10 +28,11 @@ import (
 // its log, with a *CorruptError naming the file: zkraft never starts from partial data.
 type Store struct {
 	Dir       string
-	Log       raft.LogStore // checksummed; wrap it in raft.NewLogCache
+	Log       raft.LogStore // wrap it in raft.NewLogCache
 	Stable    raft.StableStore
 	Snapshots *raft.FileSnapshotStore
 	bolt      *raftboltdb.BoltStore
+	wal       *WAL
 }
 
 // CorruptError says which file of a store is damaged and how.
@@ -41,8 +45,12 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("persistence: %s is damaged: %s (refusing to start from it; a cluster member can be wiped with `zkraft wipe` and rebuilt from the leader, see docs/operations.md)", e.Path, e.What)
 }
 
-// LogPath and SnapshotDir name the store's files under dir.
-func LogPath(dir string) string     { return filepath.Join(dir, "raft.db") }
+// segmentSize is the store's segment size; tests make it small.
+var segmentSize int64 = DefaultSegmentSize
+
+// StablePath, WALDir and SnapshotDir name the store's files under dir.
+func StablePath(dir string) string  { return filepath.Join(dir, "raft.db") }
+func WALDir(dir string) string      { return filepath.Join(dir, "log") }
 func SnapshotDir(dir string) string { return filepath.Join(dir, "snapshots") }
 
 // Open opens (creating if needed) the store in dir, keeping retain snapshots, and
@@ -51,26 +59,109 @@ func Open(dir string, retain int, logger hclog.Logger) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	bolt, err := openBolt(LogPath(dir), false)
+	bolt, err := openBolt(StablePath(dir), false)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{Dir: dir, Stable: bolt, bolt: bolt}
-	log, err := checksummed(bolt, LogPath(dir))
-	if err != nil {
+	if s.wal, err = openWAL(dir, bolt); err != nil {
 		bolt.Close()
 		return nil, err
 	}
-	s.Log = log
+	s.Log = s.wal
 	if s.Snapshots, err = raft.NewFileSnapshotStoreWithLogger(dir, retain, logger); err != nil {
-		bolt.Close()
+		s.Close()
 		return nil, err
 	}
 	if err := s.verify(); err != nil {
-		bolt.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// openWAL opens the transaction log, first moving a log that raft.db still holds (a
+// store written by an earlier zkraft) into it: copied into log.new, made durable,
+// renamed to log/, and only then deleted from raft.db, so a crash at any point leaves
+// one complete copy that the next Open uses.
+func openWAL(dir string, bolt *raftboltdb.BoltStore) (*WAL, error) {
+	walDir := WALDir(dir)
+	if _, err := os.Stat(walDir); os.IsNotExist(err) {
+		if err := migrateLog(dir, bolt); err != nil {
+			return nil, err
+		}
+	}
+	w, err := OpenWAL(walDir, segmentSize, false)
+	if err != nil {
+		return nil, err
+	}
+	first, err := bolt.FirstIndex()
+	if err == nil && first > 0 {
+		var last uint64
+		if last, err = bolt.LastIndex(); err == nil {
+			err = (&checksumLog{inner: bolt}).DeleteRange(first, last)
+		}
+	}
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("persistence: removing the moved log from %s: %w", StablePath(dir), err)
+	}
+	return w, nil
+}
+
+// migrateLog copies raft.db's log, if it has one, into a new transaction log.
+func migrateLog(dir string, bolt *raftboltdb.BoltStore) error {
+	last, err := bolt.LastIndex()
+	if err != nil || last == 0 {
+		return err
+	}
+	legacy, err := legacyLog(bolt, StablePath(dir))
+	if err != nil {
+		return err
+	}
+	first, err := bolt.FirstIndex()
+	if err != nil {
+		return err
+	}
+	tmp := WALDir(dir) + ".new"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	w, err := OpenWAL(tmp, segmentSize, false)
+	if err != nil {
+		return err
+	}
+	const batch = 1024
+	for i := first; i <= last; i += batch {
+		logs := make([]*raft.Log, 0, batch)
+		for j := i; j <= last && j < i+batch; j++ {
+			l := new(raft.Log)
+			if err := legacy.GetLog(j, l); err != nil {
+				w.Close()
+				return corrupt(StablePath(dir), j, err)
+			}
+			logs = append(logs, l)
+		}
+		if err := w.StoreLogs(logs); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, WALDir(dir)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func corrupt(path string, index uint64, err error) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return &CorruptError{Path: path, What: fmt.Sprintf("log entry %d: %v", index, err)}
 }
 
 // openBolt opens raft.db. Log compaction frees many pages; a synced freelist makes every
@@ -98,49 +189,51 @@ func openBolt(path string, readOnly bool) (b *raftboltdb.BoltStore, err error) {
 	return b, nil
 }
 
-// checksummed returns the log of bolt with checksums, or the plain log of a store
-// written before checksums (entries but no mark). A new store is marked.
-func checksummed(bolt *raftboltdb.BoltStore, path string) (raft.LogStore, error) {
+// legacyLog returns the log raft.db holds, from a zkraft before the transaction log:
+// with checksums if it is marked so, plain if it was written before checksums.
+func legacyLog(bolt *raftboltdb.BoltStore, path string) (raft.LogStore, error) {
 	mark, err := bolt.Get(checksumKey)
 	if err != nil && !errors.Is(err, raftboltdb.ErrKeyNotFound) {
 		return nil, fmt.Errorf("persistence: %s: %w", path, err)
 	}
-	if string(mark) == checksumCRC32C {
+	switch string(mark) {
+	case checksumCRC32C:
 		return &checksumLog{inner: bolt, path: path}, nil
+	case "":
+		return bolt, nil
 	}
-	if len(mark) > 0 {
-		return nil, &CorruptError{Path: path, What: fmt.Sprintf("unknown log checksum %q", mark)}
-	}
-	last, err := bolt.LastIndex()
-	if err != nil {
-		return nil, fmt.Errorf("persistence: %s: %w", path, err)
-	}
-	if last > 0 {
-		return bolt, nil // written before entries had checksums
-	}
-	if err := bolt.Set(checksumKey, []byte(checksumCRC32C)); err != nil {
-		return nil, fmt.Errorf("persistence: %s: %w", path, err)
-	}
-	return &checksumLog{inner: bolt, path: path}, nil
+	return nil, &CorruptError{Path: path, What: fmt.Sprintf("unknown log checksum %q", mark)}
 }
 
-// Close closes raft.db.
-func (s *Store) Close() error { return s.bolt.Close() }
+// Close closes the transaction log and raft.db.
+func (s *Store) Close() error {
+	err := s.wal.Close()
+	if berr := s.bolt.Close(); err == nil {
+		err = berr
+	}
+	return err
+}
 
-// OpenLog opens the log of a stopped server's store read-only, for tools. Entries come
-// back without their checksums, which are checked as they are read.
+// OpenLog opens the log of a stopped server's store read-only, for tools: the
+// transaction log, or raft.db's log for a store no zkraft since has opened. raft.db is
+// opened too, for its lock: a running server holds it.
 func OpenLog(dir string) (raft.LogStore, func() error, error) {
-	bolt, err := openBolt(LogPath(dir), true)
+	bolt, err := openBolt(StablePath(dir), true)
 	if err != nil {
 		return nil, nil, err
 	}
-	mark, err := bolt.Get(checksumKey)
-	if err != nil && !errors.Is(err, raftboltdb.ErrKeyNotFound) {
+	if _, err := os.Stat(WALDir(dir)); err == nil {
+		w, err := OpenWAL(WALDir(dir), 0, true)
+		if err != nil {
+			bolt.Close()
+			return nil, nil, err
+		}
+		return w, func() error { w.Close(); return bolt.Close() }, nil
+	}
+	log, err := legacyLog(bolt, StablePath(dir))
+	if err != nil {
 		bolt.Close()
 		return nil, nil, err
 	}
-	if string(mark) == checksumCRC32C {
-		return &checksumLog{inner: bolt, path: LogPath(dir)}, bolt.Close, nil
-	}
-	return bolt, bolt.Close, nil
+	return log, bolt.Close, nil
 }

@@ -67,8 +67,7 @@ func TestStoreRoundTripAndReopen(t *testing.T) {
 	}
 }
 
-// A flipped bit inside an entry's data (bbolt does not checksum its pages) is found at
-// open, with the file and the entry named.
+// A flipped bit inside an entry's data is found at open, with the file named.
 func TestFlippedBitInLogIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	s, err := openStore(t, dir)
@@ -77,37 +76,41 @@ func TestFlippedBitInLogIsRefused(t *testing.T) {
 	}
 	fill(t, s, 1, 50)
 	s.Close()
-	path := LogPath(dir)
+	path := filepath.Join(WALDir(dir), segmentName(1))
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := bytes.Index(b, []byte("payload-000023"))
 	if i < 0 {
-		t.Fatal("payload not found in raft.db")
+		t.Fatal("payload not found in the transaction log")
 	}
 	b[i+10] ^= 0x04
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = openStore(t, dir)
-	expectCorrupt(t, err, "raft.db", "log entry 23")
+	expectCorrupt(t, err, segmentName(1), "does not match its checksum")
 }
 
 // A raft.db cut short (a torn write of the file's end, or a truncated copy) is refused.
-func TestTruncatedLogIsRefused(t *testing.T) {
+func TestTruncatedStableStoreIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	s, err := openStore(t, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill(t, s, 1, 2000)
+	for i := 0; i < 200; i++ {
+		if err := s.Stable.Set([]byte(fmt.Sprintf("key-%d", i)), bytes.Repeat([]byte("v"), 500)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.Close()
-	fi, err := os.Stat(LogPath(dir))
+	fi, err := os.Stat(StablePath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(LogPath(dir), fi.Size()/3); err != nil {
+	if err := os.Truncate(StablePath(dir), fi.Size()/3); err != nil {
 		t.Fatal(err)
 	}
 	_, err = openStore(t, dir)
@@ -200,12 +203,16 @@ func TestDamagedSnapshotIsRefused(t *testing.T) {
 // The log must continue where the newest snapshot ends: a log compacted past a snapshot
 // that is gone would start from partial state.
 func TestGapBetweenSnapshotAndLogIsRefused(t *testing.T) {
+	defer func(old int64) { segmentSize = old }(segmentSize)
+	segmentSize = 1024
 	dir := t.TempDir()
 	s, err := openStore(t, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill(t, s, 1, 100)
+	for i := uint64(1); i <= 100; i++ { // about 16 entries to a segment
+		fill(t, s, i, i)
+	}
 	d := snapshot(t, s, 40, []byte("state"))
 	if err := s.Log.DeleteRange(1, 30); err != nil {
 		t.Fatal(err)
@@ -218,7 +225,7 @@ func TestGapBetweenSnapshotAndLogIsRefused(t *testing.T) {
 	// Now drop the snapshot: entries 1..30 are nowhere.
 	os.RemoveAll(d)
 	_, err = openStore(t, dir)
-	expectCorrupt(t, err, "raft.db", "entries are missing")
+	expectCorrupt(t, err, "log", "entries are missing")
 }
 
 // A snapshot a crash interrupted (its directory still named .tmp) is not a snapshot: the

@@ -22,12 +22,12 @@ func Wipe(dataDir string, now time.Time) (string, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("persistence: no store in %s", dataDir)
 	}
-	if f, err := os.OpenFile(LogPath(dir), os.O_RDWR, 0); err == nil {
+	if f, err := os.OpenFile(StablePath(dir), os.O_RDWR, 0); err == nil {
 		// bbolt holds an exclusive flock on raft.db while a server runs.
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err != nil {
 			f.Close()
-			return "", fmt.Errorf("persistence: %s is in use: stop the server first", LogPath(dir))
+			return "", fmt.Errorf("persistence: %s is in use: stop the server first", StablePath(dir))
 		}
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()

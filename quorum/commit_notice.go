@@ -64,7 +64,7 @@ func (f *FSM) applyCommitted(logs logReader, index, term uint64) bool {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	// A new raft.Log for every read: one read from the log cache shares the cached
-	// entry's bytes, and a later read from bbolt would decode over them.
+	// entry's bytes, and a later read into the same raft.Log would write over them.
 	noticed := new(raft.Log)
 	if err := logs.GetLog(index, noticed); err != nil || noticed.Term != term {
 		return false

@@ -20,7 +20,7 @@ import (
 
 // Config is what a node needs; the server fills it from zoo.cfg and flags.
 type Config struct {
-	DataDir  string           // holds raft.db (log and stable store) and snapshots/
+	DataDir  string           // holds log/ (the transaction log), raft.db (stable store) and snapshots/
 	Tree     datatree.Options // must be the same on every server
 	TickTime time.Duration    // session expiry bucket width
 	// ContainerCheckInterval is how often the leader looks for empty containers and
@@ -144,8 +144,8 @@ type Node struct {
 }
 
 // Open starts a node: with no peers a one-voter Raft cluster over an in-memory
-// transport, else a member of the cluster of cfg.Peers over TCP. Its log is in bbolt and
-// its snapshots on disk; a new data dir is bootstrapped with the configured members.
+// transport, else a member of the cluster of cfg.Peers over TCP. Its log is persistence's
+// transaction log and its snapshots on disk; a new data dir is bootstrapped with the configured members.
 func Open(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

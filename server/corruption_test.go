@@ -20,15 +20,10 @@ func TestDamagedStoreIsRefusedAtStart(t *testing.T) {
 		name, file string
 		damage     func(t *testing.T, store string)
 	}{
-		{"flipped bit in the log", "raft.db", func(t *testing.T, store string) {
-			p := filepath.Join(store, "raft.db")
-			b, _ := os.ReadFile(p)
-			i := bytes.LastIndex(b, []byte("after-the-snapshot"))
-			if i < 0 {
-				t.Fatal("entry not found in raft.db")
+		{"flipped bit in the log", "wal-", func(t *testing.T, store string) {
+			if flipInLog(t, store, "after-the-snapshot") == 0 {
+				t.Fatal("entry not found in the transaction log")
 			}
-			b[i+3] ^= 0x10
-			os.WriteFile(p, b, 0o644)
 		}},
 		{"flipped bit in the snapshot", "state.bin", func(t *testing.T, store string) {
 			snaps, _ := filepath.Glob(filepath.Join(store, "snapshots", "*", "state.bin"))
@@ -101,25 +96,14 @@ func TestClusterRebuildsWipedMember(t *testing.T) {
 	f := tc.follower()
 	tc.stop(f)
 	store := persistence.StoreDir(tc.cfgs[f].DataDir)
-	b, err := os.ReadFile(filepath.Join(store, "raft.db"))
-	if err != nil {
-		t.Fatal(err)
+	if flipInLog(t, store, "member-data-17") == 0 {
+		t.Fatal("entry not found in the member's transaction log")
 	}
-	// Every copy: bbolt may hold stale copies of the entry's page besides the live one.
-	found := 0
-	for i := bytes.Index(b, []byte("member-data-17")); i >= 0; i = bytes.Index(b, []byte("member-data-17")) {
-		b[i+5] ^= 0x20
-		found++
-	}
-	if found == 0 {
-		t.Fatal("entry not found in the member's raft.db")
-	}
-	os.WriteFile(filepath.Join(store, "raft.db"), b, 0o644)
 	s, err := New(tc.cfgs[f], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(); err == nil || !strings.Contains(err.Error(), "raft.db is damaged") {
+	if err := s.Start(); err == nil || !strings.Contains(err.Error(), ".log is damaged") {
 		s.Close()
 		t.Fatalf("a member with a damaged log started or said something else: %v", err)
 	}
@@ -134,4 +118,28 @@ func TestClusterRebuildsWipedMember(t *testing.T) {
 	if h := r.call(jute.OpGetData, &jute.GetDataRequest{Path: "/n17"}, &gd); h.Err != 0 || string(gd.Data) != "member-data-17" {
 		t.Fatalf("rebuilt member: %d %q", h.Err, gd.Data)
 	}
+}
+
+// flipInLog flips a bit in every copy of needle in the store's transaction log segments
+// and says how many it found.
+func flipInLog(t *testing.T, store, needle string) int {
+	t.Helper()
+	segs, _ := filepath.Glob(filepath.Join(persistence.WALDir(store), "wal-*.log"))
+	found := 0
+	for _, p := range segs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i := bytes.Index(b, []byte(needle)); i >= 0; i = bytes.Index(b, []byte(needle)) {
+			b[i+5] ^= 0x20
+			n++
+		}
+		if n > 0 {
+			os.WriteFile(p, b, 0o644)
+			found += n
+		}
+	}
+	return found
 }

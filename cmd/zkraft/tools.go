@@ -179,7 +179,7 @@ func newLogCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			if !exists(persistence.LogPath(dir)) {
+			if !exists(persistence.StablePath(dir)) {
 				dir = persistence.StoreDir(dir)
 			}
 			log, closeLog, err := persistence.OpenLog(dir)

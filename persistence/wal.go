@@ -1,0 +1,531 @@
+package persistence
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/raft"
+)
+
+// DefaultSegmentSize is how much of the disk each transaction log segment takes, written
+// with zeros before it is used: appending inside an allocated, zeroed file lets one
+// fdatasync make a frame durable without a metadata update (ZooKeeper preallocates its
+// log for the same reason, 64 MiB at a time).
+const DefaultSegmentSize = 16 << 20
+
+// WAL is zkraft's Raft log store: the transaction log in DATADIR/zkraft/log, segment
+// files wal-<seq>.log of frames (wal_format.go). Every StoreLogs call is one frame, one
+// write and one fdatasync, where bbolt spent two fsyncs per commit (its pages, then its
+// meta page). Deleting a suffix or everything appends a truncate or reset frame, so
+// nothing already written is ever overwritten; compaction only moves the first index
+// and removes segments that hold nothing live, and after a restart the log may start
+// earlier than it did (those entries are committed and applied; raft treats them as
+// any entry below its snapshot).
+//
+// It implements raft.MonotonicLogStore: entries are stored contiguously, and raft
+// deletes the whole log after installing a snapshot instead of leaving a gap.
+//
+// A failed write or fdatasync leaves the file in a state nobody knows, so after one
+// the WAL refuses every further write; the server must restart, which replays the log
+// as it is on disk.
+type WAL struct {
+	dir      string
+	segSize  int64
+	readOnly bool
+
+	wmu    sync.Mutex // the one writer: StoreLogs, DeleteRange, Close
+	fb     frameBuilder
+	failed error
+	next   *preparer
+	expect uint64 // the index the next entry must have on disk; 0: any
+
+	mu    sync.RWMutex // segs, first, live: written under wmu and mu, read under either
+	segs  []*segment   // by seq; the last is the one written
+	first uint64
+	live  []entryRef // entries first, first+1, ...
+}
+
+type segment struct {
+	seq  uint32
+	path string
+	f    *os.File
+	tail int64 // where the next frame goes
+	size int64 // how far the file is allocated
+}
+
+// entryRef says where an entry's record is. n == 0 only during replay, for a hole.
+type entryRef struct{ seg, off, n uint32 }
+
+var (
+	errWALReadOnly = errors.New("persistence: the transaction log is open read-only")
+	errWALClosed   = errors.New("persistence: the transaction log is closed")
+)
+
+func segmentName(seq uint32) string { return fmt.Sprintf("wal-%016x.log", seq) }
+
+// OpenWAL opens (creating if needed) the transaction log in dir and replays it. A frame
+// that a crash cut short at the end is removed (unless readOnly); any other damage is a
+// *CorruptError.
+func OpenWAL(dir string, segSize int64, readOnly bool) (*WAL, error) {
+	if segSize <= 0 {
+		segSize = DefaultSegmentSize
+	}
+	w := &WAL{dir: dir, segSize: segSize, readOnly: readOnly}
+	if readOnly {
+		w.failed = errWALReadOnly
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := w.replay(); err != nil {
+		w.closeFiles()
+		return nil, err
+	}
+	if !readOnly {
+		w.next = newPreparer(filepath.Join(dir, "wal-next.tmp"), segSize)
+	}
+	return w, nil
+}
+
+// segmentFiles lists dir's segments by seq.
+func segmentFiles(dir string) ([]uint32, error) {
+	ents, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var seqs []uint32
+	for _, e := range ents {
+		var seq uint32
+		if _, err := fmt.Sscanf(e.Name(), "wal-%016x.log", &seq); err == nil && e.Name() == segmentName(seq) {
+			seqs = append(seqs, seq)
+		}
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	return seqs, nil
+}
+
+// replay reads every segment in order and rebuilds the live entries.
+func (w *WAL) replay() error {
+	seqs, err := segmentFiles(w.dir)
+	if err != nil {
+		return err
+	}
+	var base uint64 // index of live[0]
+	flag := os.O_RDWR
+	if w.readOnly {
+		flag = os.O_RDONLY
+	}
+	for i, seq := range seqs {
+		path := filepath.Join(w.dir, segmentName(seq))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := checkWALHeader(data); err != nil {
+			return &CorruptError{Path: path, What: err.Error()}
+		}
+		off, torn := int64(walHeaderSize), false
+		for {
+			f, err := readFrame(data, off)
+			if errors.Is(err, errTornFrame) {
+				if i == len(seqs)-1 && tornTail(data, off) {
+					torn = true
+					break
+				}
+				return &CorruptError{Path: path, What: fmt.Sprintf("the frame at offset %d does not match its checksum", off)}
+			}
+			if err != nil {
+				return &CorruptError{Path: path, What: err.Error()}
+			}
+			if f == nil {
+				break
+			}
+			if base, err = w.replayFrame(f, seq, base); err != nil {
+				return &CorruptError{Path: path, What: err.Error()}
+			}
+			off += f.size
+		}
+		if torn && !w.readOnly {
+			if err := zeroTail(path, data, off); err != nil {
+				return err
+			}
+		}
+		file, err := os.OpenFile(path, flag, 0)
+		if err != nil {
+			return err
+		}
+		w.segs = append(w.segs, &segment{seq: seq, path: path, f: file, tail: off, size: int64(len(data))})
+	}
+	for i, r := range w.live {
+		if r.n == 0 {
+			return &CorruptError{Path: w.dir, What: fmt.Sprintf("entry %d is missing (a segment file is gone)", base+uint64(i))}
+		}
+	}
+	if len(w.live) > 0 {
+		w.first = base
+		w.expect = base + uint64(len(w.live))
+	}
+	return nil
+}
+
+// replayFrame applies one frame to the live entries and returns the new base.
+func (w *WAL) replayFrame(f *frame, seq uint32, base uint64) (uint64, error) {
+	end := base + uint64(len(w.live)) // the next index expected; with no entries, w.expect
+	if len(w.live) == 0 {
+		end = w.expect
+	}
+	switch f.kind {
+	case frameEntries:
+		switch {
+		case end == 0: // the start, or after a reset: any index
+			base = f.first
+		case f.first < end:
+			return base, fmt.Errorf("entry %d is stored again without a truncation", f.first)
+		default:
+			if len(w.live) == 0 {
+				base = end
+			}
+			for i := end; i < f.first; i++ {
+				w.live = append(w.live, entryRef{}) // a hole: a later truncation must remove it
+			}
+		}
+		for _, r := range f.recs {
+			w.live = append(w.live, entryRef{seg: seq, off: r.off, n: r.n})
+		}
+		w.expect = 0
+	case frameTruncate:
+		switch {
+		case f.trunc+1 < base || len(w.live) == 0:
+			w.live, base, w.expect = w.live[:0], f.trunc+1, f.trunc+1
+		case f.trunc+1-base <= uint64(len(w.live)):
+			w.live = w.live[:f.trunc+1-base]
+			if len(w.live) == 0 {
+				w.expect = f.trunc + 1
+			}
+		default:
+			return base, fmt.Errorf("a truncation after entry %d, beyond the last entry %d", f.trunc, end-1)
+		}
+	case frameReset:
+		w.live, w.expect = w.live[:0], 0
+	}
+	return base, nil
+}
+
+// zeroTail overwrites a torn frame and anything after it up to zeros already there, so
+// that the next frame is written into zeros.
+func zeroTail(path string, data []byte, off int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	size := int64(len(data))
+	end := size // the torn frame's extent, all of the file if its length is garbage
+	if n := int64(binary.BigEndian.Uint32(data[off:])); off+frameHeader+n+int64(len(frameTrailer)) <= size {
+		end = off + frameHeader + n + int64(len(frameTrailer))
+	}
+	const chunk = 64 << 10
+	zeros := make([]byte, chunk)
+	for o := off; o < size; o += chunk {
+		part := data[o:min(o+chunk, size)]
+		if o >= end && allZero(part) {
+			break
+		}
+		if _, err := f.WriteAt(zeros[:len(part)], o); err != nil {
+			return err
+		}
+	}
+	return fdatasync(f)
+}
+
+// FirstIndex returns the first entry's index, 0 for an empty log.
+func (w *WAL) FirstIndex() (uint64, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if len(w.live) == 0 {
+		return 0, nil
+	}
+	return w.first, nil
+}
+
+// LastIndex returns the last entry's index, 0 for an empty log.
+func (w *WAL) LastIndex() (uint64, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if len(w.live) == 0 {
+		return 0, nil
+	}
+	return w.first + uint64(len(w.live)) - 1, nil
+}
+
+// IsMonotonic tells raft that entries are stored without gaps (raft.MonotonicLogStore).
+func (w *WAL) IsMonotonic() bool { return true }
+
+// GetLog reads one entry and checks its record's checksum. Data and Extensions are
+// fresh slices the caller may keep.
+func (w *WAL) GetLog(index uint64, l *raft.Log) error {
+	w.mu.RLock()
+	if len(w.live) == 0 || index < w.first || index-w.first >= uint64(len(w.live)) {
+		w.mu.RUnlock()
+		return raft.ErrLogNotFound
+	}
+	ref := w.live[index-w.first]
+	seg := w.segment(ref.seg)
+	buf := make([]byte, ref.n)
+	_, err := seg.f.ReadAt(buf, int64(ref.off))
+	w.mu.RUnlock()
+	if err != nil {
+		return fmt.Errorf("persistence: read entry %d from %s: %w", index, seg.path, err)
+	}
+	if err := decodeRecord(buf, l); err != nil {
+		return &CorruptError{Path: seg.path, What: fmt.Sprintf("entry %d at offset %d: %v", index, ref.off, err)}
+	}
+	if l.Index != index {
+		return &CorruptError{Path: seg.path, What: fmt.Sprintf("entry %d at offset %d is stored as entry %d", index, ref.off, l.Index)}
+	}
+	return nil
+}
+
+// segment finds a segment by seq; the caller holds mu or wmu.
+func (w *WAL) segment(seq uint32) *segment {
+	i := sort.Search(len(w.segs), func(i int) bool { return w.segs[i].seq >= seq })
+	return w.segs[i]
+}
+
+// StoreLog stores one entry.
+func (w *WAL) StoreLog(l *raft.Log) error { return w.StoreLogs([]*raft.Log{l}) }
+
+// StoreLogs appends entries that continue the log (any index if it is empty) as one
+// frame, durable when it returns.
+func (w *WAL) StoreLogs(logs []*raft.Log) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	if w.failed != nil {
+		return w.failed
+	}
+	idx := logs[0].Index
+	w.mu.RLock()
+	n, last := len(w.live), w.first+uint64(len(w.live))-1
+	w.mu.RUnlock()
+	if n > 0 && idx != last+1 {
+		return fmt.Errorf("persistence: entry %d does not follow the last entry %d", idx, last)
+	}
+	if n == 0 && w.expect != 0 && idx != w.expect {
+		if err := w.writeMarker(frameReset, 0); err != nil { // replay must not expect w.expect
+			return err
+		}
+	}
+	w.fb.begin(frameEntries)
+	for i, l := range logs {
+		if l.Index != idx+uint64(i) {
+			return fmt.Errorf("persistence: entry %d follows entry %d in one batch", l.Index, idx+uint64(i)-1)
+		}
+		w.fb.record(l)
+	}
+	seg, off, err := w.write(w.fb.finish())
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if len(w.live) == 0 {
+		w.first = idx
+	}
+	for _, r := range w.fb.recs {
+		w.live = append(w.live, entryRef{seg: seg.seq, off: uint32(off) + r.off, n: r.n})
+	}
+	w.mu.Unlock()
+	w.expect = idx + uint64(len(logs))
+	return nil
+}
+
+// writeMarker appends a truncate or reset frame.
+func (w *WAL) writeMarker(kind byte, t uint64) error {
+	w.fb.begin(kind)
+	if kind == frameTruncate {
+		w.fb.truncate(t)
+	}
+	_, _, err := w.write(w.fb.finish())
+	return err
+}
+
+// write appends one frame to the current segment, starting a new one when the frame
+// does not fit, and makes it durable.
+func (w *WAL) write(frame []byte) (*segment, int64, error) {
+	var seg *segment
+	if len(w.segs) > 0 {
+		seg = w.segs[len(w.segs)-1]
+	}
+	if seg == nil || seg.tail > walHeaderSize && seg.tail+int64(len(frame)) > seg.size {
+		var err error
+		if seg, err = w.roll(); err != nil {
+			return nil, 0, err
+		}
+	}
+	off := seg.tail
+	if off+int64(len(frame)) > 1<<32-1 {
+		return nil, 0, fmt.Errorf("persistence: a frame of %d bytes does not fit a segment", len(frame))
+	}
+	if _, err := seg.f.WriteAt(frame, off); err != nil {
+		w.failed = fmt.Errorf("persistence: write to %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
+		return nil, 0, w.failed
+	}
+	if err := fdatasync(seg.f); err != nil {
+		w.failed = fmt.Errorf("persistence: fdatasync of %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
+		return nil, 0, w.failed
+	}
+	seg.tail += int64(len(frame))
+	seg.size = max(seg.size, seg.tail)
+	return seg, off, nil
+}
+
+// roll makes the prepared file the next segment.
+func (w *WAL) roll() (*segment, error) {
+	f, err := w.next.take()
+	if err != nil {
+		return nil, err
+	}
+	seq := uint32(1)
+	if len(w.segs) > 0 {
+		seq = w.segs[len(w.segs)-1].seq + 1
+	}
+	path := filepath.Join(w.dir, segmentName(seq))
+	if err := os.Rename(w.next.path, path); err != nil {
+		f.Close()
+		w.next.start()
+		return nil, err
+	}
+	if err := syncDir(w.dir); err != nil {
+		f.Close()
+		w.failed = fmt.Errorf("persistence: fsync of %s failed: %w", w.dir, err)
+		return nil, w.failed
+	}
+	w.next.start()
+	seg := &segment{seq: seq, path: path, f: f, tail: walHeaderSize, size: w.segSize}
+	w.mu.Lock()
+	w.segs = append(w.segs, seg)
+	w.mu.Unlock()
+	return seg, nil
+}
+
+// DeleteRange removes entries lo..hi: a prefix (compaction), a suffix (entries a new
+// leader replaces) or everything (after a snapshot is installed). Raft asks for
+// nothing else.
+func (w *WAL) DeleteRange(lo, hi uint64) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	if w.failed != nil {
+		return w.failed
+	}
+	w.mu.RLock()
+	n, first := uint64(len(w.live)), w.first
+	w.mu.RUnlock()
+	last := first + n - 1
+	if n == 0 || hi < first || lo > last {
+		return nil
+	}
+	cur := w.segs[len(w.segs)-1]
+	switch {
+	case lo <= first && hi >= last:
+		if err := w.writeMarker(frameReset, 0); err != nil {
+			return err
+		}
+		cur = w.segs[len(w.segs)-1]
+		w.mu.Lock()
+		w.live, w.first = nil, 0
+		w.mu.Unlock()
+		w.expect = 0
+		return w.dropSegments(func(s *segment) bool { return s != cur })
+	case lo <= first:
+		w.mu.Lock()
+		w.live = w.live[hi+1-first:]
+		w.first = hi + 1
+		keep := w.live[0].seg
+		w.mu.Unlock()
+		return w.dropSegments(func(s *segment) bool { return s.seq < keep && s != cur })
+	case hi >= last:
+		if err := w.writeMarker(frameTruncate, lo-1); err != nil {
+			return err
+		}
+		cur = w.segs[len(w.segs)-1]
+		w.mu.Lock()
+		w.live = w.live[:lo-first]
+		keep := w.live[len(w.live)-1].seg
+		w.mu.Unlock()
+		w.expect = lo
+		return w.dropSegments(func(s *segment) bool { return s.seq > keep && s != cur })
+	default:
+		return fmt.Errorf("persistence: cannot delete entries %d..%d from the middle of the log %d..%d", lo, hi, first, last)
+	}
+}
+
+// dropSegments closes and removes the segments that hold no live entry and that drop
+// selects, newest first.
+func (w *WAL) dropSegments(drop func(*segment) bool) error {
+	var gone []*segment
+	w.mu.Lock()
+	kept := w.segs[:0]
+	for _, s := range w.segs {
+		if drop(s) {
+			gone = append(gone, s)
+		} else {
+			kept = append(kept, s)
+		}
+	}
+	for i := len(kept); i < len(w.segs); i++ {
+		w.segs[i] = nil
+	}
+	w.segs = kept
+	w.mu.Unlock()
+	if len(gone) == 0 {
+		return nil
+	}
+	for i := len(gone) - 1; i >= 0; i-- {
+		gone[i].f.Close()
+		if err := os.Remove(gone[i].path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return syncDir(w.dir)
+}
+
+// Close waits for a segment being prepared and closes the files.
+func (w *WAL) Close() error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	if w.next != nil {
+		w.next.stop()
+		w.next = nil
+	}
+	w.failed = errWALClosed
+	return w.closeFiles()
+}
+
+func (w *WAL) closeFiles() error {
+	var err error
+	for _, s := range w.segs {
+		if cerr := s.f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// syncDir makes the directory's entries (a new or removed segment) durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
