@@ -162,4 +162,3 @@ func zeroTail(path string, data []byte, off int64) error {
 	}
 	return fdatasync(f)
 }
-
