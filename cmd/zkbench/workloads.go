@@ -37,6 +37,8 @@ var workloads = []*workload{
 	{name: "getChildren", op: "getChildren of a random data-set dir (10 children)", run: driveWith(childrenOp)},
 	{name: "delete", op: "delete of a node prepared (by multis, untimed) before the timed part", run: runDelete, cleanup: cleanupPrepared},
 	{name: "multi", op: fmt.Sprintf("multi of %d creates", multiCreates), run: runMulti, cleanup: cleanupCreated},
+	{name: "ephemeral", op: "create of an ephemeral sequential node, then its delete (the pair is one op)", run: driveWith(ephemeralOp)},
+	{name: "session", op: "a new session on the worker's member: connect until it has a session, then close it (the pair is one op)", run: driveWith(sessionOp)},
 	{name: "mixed", op: "90% getData, 10% setData on the data set", run: driveWith(mixedOp)},
 	{name: "lock", op: "lock acquisition: create -e -s, getChildren, watch the predecessor; latency = create to holding (one goroutine per session)", run: runLock},
 	{name: "watch", op: "notification: N sessions watch one node, one more session sets it once all re-armed; latency = set sent to event received", place: withWriter, run: runWatch},
@@ -92,6 +94,25 @@ func childrenOp(w *worker) error {
 	dirs := w.c.b.dataDirs
 	_, _, err := w.conn.Children(dirs[w.rng.IntN(len(dirs))])
 	return err
+}
+
+func ephemeralOp(w *worker) error {
+	p, err := w.conn.Create(w.c.base+"/e-", w.c.b.value, zk.FlagEphemeral|zk.FlagSequence, worldACL)
+	if err != nil {
+		return err
+	}
+	return w.conn.Delete(p, -1)
+}
+
+// sessionOp measures what a client's start and stop cost: the createSession and
+// closeSession entries through the log, and the handshake.
+func sessionOp(w *worker) error {
+	conn, err := connect(w.conn.Server())
+	if err != nil {
+		return err
+	}
+	conn.Close()
+	return nil
 }
 
 func mixedOp(w *worker) error {
