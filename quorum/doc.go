@@ -24,6 +24,12 @@
 // events are those of applying the entries one at a time; an entry's waiters hear of it
 // when its hold of the lock ends (raft answers its own futures after the whole batch).
 //
+// Forwarded entries: the leader decodes an entry a member forwards whole, as every
+// member's apply will (bytes that do not decode end the stream and never reach the log),
+// then writes its time, and its verdict on a reconfig, into the received bytes at their
+// fixed offsets and appends those: the log holds what encoding the entry again would
+// give, without the second encoding (Entry.restamp).
+//
 // Determinism: Apply reads no clock (the proposer stamps Entry.Time), draws no random
 // numbers, and lets no map order reach the tree, a result or a snapshot. zxid is the
 // Raft index of the entry. A connection's write applies only right after its previous
