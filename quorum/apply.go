@@ -43,20 +43,15 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 			out[fresh] = r
 		}
 	}
-	if fresh == len(logs) {
-		return out
-	}
-	for i, r := range f.applyRun(logs[fresh:]) {
-		if r != nil {
-			out[fresh+i] = r
-		}
+	if fresh < len(logs) {
+		f.applyRun(logs[fresh:], out[fresh:])
 	}
 	return out
 }
 
-// applyRun applies logs, the entries that follow appliedIndex, in order, and returns the
-// result of each command (nil for the other entries); under applyMu.
-func (f *FSM) applyRun(logs []*raft.Log) []*Result {
+// applyRun applies logs, the entries that follow appliedIndex, in order, and sets the
+// *Result of each command in out (leaving the other entries' nil); under applyMu.
+func (f *FSM) applyRun(logs []*raft.Log, out []interface{}) {
 	es := make([]*Entry, len(logs))
 	var last *raft.Log // the last command
 	for i, l := range logs {
@@ -70,9 +65,8 @@ func (f *FSM) applyRun(logs []*raft.Log) []*Result {
 		es[i], last = e, l
 	}
 	f.appliedIndex.Store(logs[len(logs)-1].Index)
-	res := make([]*Result, len(logs))
 	if last == nil {
-		return res
+		return
 	}
 	// The entries are committed: in a cluster the members hear of them before they are
 	// applied here, as ZooKeeper's leader sends COMMIT before it applies.
@@ -82,15 +76,14 @@ func (f *FSM) applyRun(logs []*raft.Log) []*Result {
 	}
 	for lo := 0; lo < len(logs); lo += applyHold {
 		hi := min(lo+applyHold, len(logs))
-		f.applyHeld(logs[lo:hi], es[lo:hi], res[lo:hi])
+		f.applyHeld(logs[lo:hi], es[lo:hi], out[lo:hi])
 	}
-	return res
 }
 
 // applyHeld applies the decoded commands es (nil for the entries of logs that are no
-// commands) under one hold of the tree's write lock, puts their results in res, then
+// commands) under one hold of the tree's write lock, puts their results in out, then
 // tells whoever waits for them.
-func (f *FSM) applyHeld(logs []*raft.Log, es []*Entry, res []*Result) {
+func (f *FSM) applyHeld(logs []*raft.Log, es []*Entry, out []interface{}) {
 	var zxid int64
 	f.mu.Lock()
 	for i, e := range es {
@@ -108,7 +101,7 @@ func (f *FSM) applyHeld(logs []*raft.Log, es []*Entry, res []*Result) {
 			r = &Result{Err: ErrOutOfOrder}
 		}
 		r.Zxid = zxid
-		res[i] = r
+		out[i] = r
 		f.lastZxid.Store(zxid) // before its events, so no reply after them carries less
 		for _, ev := range events {
 			f.Watches.Trigger(ev.Type, ev.Path, zxid, f.canRead)
@@ -121,7 +114,7 @@ func (f *FSM) applyHeld(logs []*raft.Log, es []*Entry, res []*Result) {
 	f.zxidWaits.release(zxid)
 	for i, e := range es {
 		if e != nil {
-			f.applied(e, res[i])
+			f.applied(e, out[i].(*Result))
 		}
 	}
 }

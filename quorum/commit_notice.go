@@ -96,10 +96,12 @@ func (f *FSM) applyEarly(run []*raft.Log) {
 	if len(run) == 0 {
 		return
 	}
+	out := make([]interface{}, len(run))
+	f.applyRun(run, out)
 	var n uint64
-	for i, r := range f.applyRun(run) {
+	for i, r := range out {
 		if r != nil {
-			f.early = append(f.early, earlyResult{index: run[i].Index, res: r})
+			f.early = append(f.early, earlyResult{index: run[i].Index, res: r.(*Result)})
 			n++
 		}
 	}
