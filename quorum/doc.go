@@ -27,8 +27,9 @@
 // Forwarded entries: the leader decodes an entry a member forwards whole, as every
 // member's apply will (bytes that do not decode end the stream and never reach the log),
 // then writes its time, and its verdict on a reconfig, into the received bytes at their
-// fixed offsets and appends those: the log holds what encoding the entry again would
-// give, without the second encoding (Entry.restamp).
+// fixed offsets and appends those, without a second encoding (Entry.restamp). For the
+// bytes a member's Marshal wrote, that is what encoding the entry again gave; other
+// bytes that decode (no zkraft member sends them) are decoded alike on every member.
 //
 // Determinism: Apply reads no clock (the proposer stamps Entry.Time), draws no random
 // numbers, and lets no map order reach the tree, a result or a snapshot. zxid is the
