@@ -28,9 +28,9 @@ type earlyResult struct {
 	res   *Result
 }
 
-// earlyResult returns the result of the entry at index if it was applied early, and
-// drops the results of the entries before it; under applyMu.
-func (f *FSM) earlyResult(index uint64) interface{} {
+// earlyResult returns the result of the entry at index if it was applied early (else
+// nil), and drops the results of the entries before it; under applyMu.
+func (f *FSM) earlyResult(index uint64) *Result {
 	for len(f.early) > 0 && f.early[0].index < index {
 		f.early = f.early[1:]
 	}
@@ -56,7 +56,8 @@ func (f *FSM) EarlyApplied() uint64 { return f.earlyApplied.Load() }
 // applyCommitted applies the entries of logs up to index, ahead of raft, if the entry
 // logs holds at index has the given term (so it and every entry before it are the
 // committed ones). It reports false when that entry is not there yet, or not with that
-// term: a later store of entries tries again.
+// term: a later store of entries tries again. The entries go to applyRun in runs of
+// up to applyHold, read from the log as they are applied.
 func (f *FSM) applyCommitted(logs logReader, index, term uint64) bool {
 	if index <= f.appliedIndex.Load() {
 		return true
@@ -69,22 +70,42 @@ func (f *FSM) applyCommitted(logs logReader, index, term uint64) bool {
 	if err := logs.GetLog(index, noticed); err != nil || noticed.Term != term {
 		return false
 	}
-	for i := f.appliedIndex.Load() + 1; i <= index; i++ {
+	from := f.appliedIndex.Load() + 1
+	run := make([]*raft.Log, 0, min(index+1-from, applyHold))
+	for i := from; i <= index; i++ {
 		l := noticed
 		if i != index {
 			l = new(raft.Log)
 			if err := logs.GetLog(i, l); err != nil {
 				// Compacted under a snapshot being installed: raft applies what follows.
+				f.applyEarly(run)
 				return false
 			}
 		}
-		f.appliedIndex.Store(i)
-		if l.Type == raft.LogCommand {
-			f.early = append(f.early, earlyResult{index: i, res: f.apply(l)})
-			f.earlyApplied.Add(1)
+		if run = append(run, l); len(run) == applyHold || i == index {
+			f.applyEarly(run)
+			run = run[:0]
 		}
 	}
 	return true
+}
+
+// applyEarly applies a run of entries ahead of raft and keeps the commands' results for
+// raft's apply of them; under applyMu.
+func (f *FSM) applyEarly(run []*raft.Log) {
+	if len(run) == 0 {
+		return
+	}
+	out := make([]interface{}, len(run))
+	f.applyRun(run, out)
+	var n uint64
+	for i, r := range out {
+		if r != nil {
+			f.early = append(f.early, earlyResult{index: run[i].Index, res: r.(*Result)})
+			n++
+		}
+	}
+	f.earlyApplied.Add(n)
 }
 
 // catchUp is a member's side of commit notices: it keeps the newest notice and applies

@@ -17,6 +17,20 @@
 // whole (all members stopped, then started on the new version), not one member at a
 // time.
 //
+// Apply path: raft hands committed entries over in batches (FSM.ApplyBatch; raft passes
+// commands and configuration changes, never its no-ops or barriers). A batch, or a run
+// applied on a notice, takes the apply lock and publishes its commit point once, and
+// the tree's write lock once per applyHold entries (apply.go). Results, state and watch
+// events are those of applying the entries one at a time; an entry's waiters hear of it
+// when its hold of the lock ends (raft answers its own futures after the whole batch).
+//
+// Forwarded entries: the leader decodes an entry a member forwards whole, as every
+// member's apply will (bytes that do not decode end the stream and never reach the log),
+// then writes its time, and its verdict on a reconfig, into the received bytes at their
+// fixed offsets and appends those, without a second encoding (Entry.restamp). For the
+// bytes a member's Marshal wrote, that is what encoding the entry again gave; other
+// bytes that decode (no zkraft member sends them) are decoded alike on every member.
+//
 // Determinism: Apply reads no clock (the proposer stamps Entry.Time), draws no random
 // numbers, and lets no map order reach the tree, a result or a snapshot. zxid is the
 // Raft index of the entry. A connection's write applies only right after its previous
@@ -25,9 +39,10 @@
 //
 // Commit notices, and why acting on them is safe. hashicorp/raft tells a follower the
 // commit index only in its next AppendEntries, so a follower would apply a write one
-// round (and two fsyncs) after the leader. Instead, whenever a member applies a command
-// it records (index, term) — applied means committed — and the leader sends that point
-// on every member's peer stream as soon as it changes. A member told (i, t) applies its
+// round (and two fsyncs) after the leader. Instead, whenever a member applies commands
+// (a batch raft hands over, or a run a notice allows) it records the (index, term) of
+// the last one — applied means committed — and the leader sends that point on every
+// member's peer stream as soon as it changes. A member told (i, t) applies its
 // own log up to i, ahead of raft, only if the entry it holds at i has term t:
 //
 //   - By raft's Log Matching property, two logs holding an entry with the same index and
@@ -45,8 +60,8 @@
 //     again. A ZooKeeper follower likewise applies a COMMIT without waiting for its own
 //     log write.
 //   - One mutex (FSM.applyMu) orders raft's apply and these early ones; FSM.appliedIndex
-//     is the last index applied either way, and raft's later Apply of an entry at or
-//     below it returns the kept result without applying it again. A snapshot may so
+//     is the last index applied either way, and raft's later ApplyBatch of an entry at
+//     or below it returns the kept result without applying it again. A snapshot may so
 //     hold state past the index raft records for it; restoring it sets appliedIndex to
 //     the state's own zxid, and the entries between that and raft's index, which raft
 //     then replays, are skipped or are not commands.

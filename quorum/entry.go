@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/zkraft/zkraft/jute"
@@ -109,6 +110,26 @@ func (e *Entry) Marshal() []byte {
 		e.Req.Encode(enc)
 	}
 	return enc.Buf
+}
+
+// Where Marshal writes Time and Op, the header fields a leader sets on an entry a member
+// forwarded (after the type byte, Session and Cxid; the same in v1 and v2).
+const (
+	entryTimeAt = 1 + 8 + 4
+	entryOpAt   = entryTimeAt + 8
+)
+
+// restamp returns the bytes of e for the log, given b, the bytes e was decoded from,
+// after the leader changed e's Time and Op: b itself with those fields written over, as
+// Marshal would write them, so the leader does not encode the entry again. Bytes of an
+// older type are encoded again, as the current type.
+func (e *Entry) restamp(b []byte) []byte {
+	if b[0] != entryV2 {
+		return e.Marshal()
+	}
+	binary.BigEndian.PutUint64(b[entryTimeAt:], uint64(e.Time))
+	binary.BigEndian.PutUint32(b[entryOpAt:], uint32(e.Op))
+	return b
 }
 
 // UnmarshalEntry decodes an entry written by Marshal (or by a version that wrote v1).

@@ -58,10 +58,11 @@ type FSM struct {
 	self    string
 	waiters sync.Map // waitKey -> *forwardFuture
 
-	// applyMu orders every apply: raft's own (Apply) and the early ones a commit notice
-	// allows (applyCommitted, see commit_notice.go). appliedIndex is the Raft index of
-	// the last entry applied either way; early holds the results of entries applied
-	// early, in index order, until raft's Apply of the same entry returns them.
+	// applyMu orders every apply: raft's own (ApplyBatch, see apply.go) and the early
+	// ones a commit notice allows (applyCommitted, see commit_notice.go). appliedIndex
+	// is the Raft index of the last entry applied either way; early holds the results
+	// of entries applied early, in index order, until raft's apply of the same entry
+	// returns them.
 	applyMu      sync.Mutex
 	appliedIndex atomic.Uint64
 	early        []earlyResult
@@ -124,77 +125,6 @@ func (f *FSM) Read(fn func(t *datatree.Tree, s *session.Table)) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	fn(f.tree, f.sessions)
-}
-
-// Apply applies one committed log entry, unless a commit notice let this member apply
-// it already. An entry that cannot be decoded panics: the servers must not diverge.
-// ZooKeeper-level failures are returned in the Result.
-func (f *FSM) Apply(l *raft.Log) interface{} {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
-	if l.Index <= f.appliedIndex.Load() {
-		return f.earlyResult(l.Index)
-	}
-	f.appliedIndex.Store(l.Index)
-	if l.Type != raft.LogCommand {
-		return nil
-	}
-	return f.apply(l)
-}
-
-// apply applies a command entry; under applyMu, with appliedIndex already at it.
-func (f *FSM) apply(l *raft.Log) *Result {
-	e, err := UnmarshalEntry(l.Data)
-	if err != nil {
-		panic(fmt.Sprintf("quorum: log entry %d: %v", l.Index, err))
-	}
-	// The entry is committed: in a cluster the members hear of it before it is applied
-	// here, as ZooKeeper's leader sends COMMIT before it applies.
-	if f.commitNoticed != nil {
-		f.committed.Store(&commitPoint{index: l.Index, term: l.Term})
-		f.commitNoticed()
-	}
-	h := f.handlers[e.Op]
-	zxid := int64(l.Index)
-	f.mu.Lock()
-	var (
-		res    *Result
-		events []datatree.Event
-	)
-	if f.inOrder(e) {
-		res, events = h(zxid, e)
-	} else {
-		res = &Result{Err: ErrOutOfOrder}
-	}
-	f.lastZxid.Store(zxid)
-	for _, ev := range events {
-		f.Watches.Trigger(ev.Type, ev.Path, zxid, f.canRead)
-	}
-	f.mu.Unlock()
-	f.zxidWaits.release(zxid)
-	res.Zxid = zxid
-	if f.self != "" && e.Origin == f.self && e.Seq != 0 { // a proposal this member forwarded
-		if w, ok := f.waiters.LoadAndDelete(waitKey{conn: e.Conn, seq: e.Seq}); ok {
-			w.(*forwardFuture).complete(res, nil)
-		}
-	}
-	if f.sessionsChanged != nil && res.Err == jute.OK {
-		switch e.Op {
-		case jute.OpCreateSession:
-			f.sessionsChanged(e.Session, e.Req.(*SessionRequest).Timeout, true)
-		case jute.OpCloseSession:
-			f.sessionsChanged(e.Session, 0, false)
-		}
-	}
-	switch {
-	case e.Op == jute.OpCloseSession && res.Err == jute.OK && f.OnSessionClosed != nil:
-		f.OnSessionClosed(e.Session)
-	case e.Op == OpMoveSession && res.Err == jute.OK && f.OnSessionMoved != nil:
-		f.OnSessionMoved(e.Session, e.Origin)
-	case (e.Op == OpSetConfig || e.Op == jute.OpReconfig) && res.Err == jute.OK && f.membersChanged != nil:
-		f.membersChanged()
-	}
-	return res
 }
 
 func (f *FSM) txn(zxid int64, e *Entry) datatree.Txn {

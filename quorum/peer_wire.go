@@ -91,6 +91,8 @@ func writeFrame(w *bufio.Writer, kind byte, body []byte) error {
 	return err
 }
 
+// readFrame reads one frame into bytes of its own: a leader puts a forwarded entry's in
+// its log as they are.
 func readFrame(r *bufio.Reader) ([]byte, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
@@ -204,7 +206,11 @@ func (n *Node) servePeer(c net.Conn) {
 			if !started {
 				start()
 			}
-			e, err := UnmarshalEntry(b[1:])
+			// Decoded whole, as every member's Apply will decode it: bytes that do not
+			// decode never reach the log. The log keeps body, with the leader's time
+			// written in (restamp): readFrame gives every frame bytes of its own.
+			body := b[1:]
+			e, err := UnmarshalEntry(body)
 			if err != nil {
 				return
 			}
@@ -217,7 +223,7 @@ func (n *Node) servePeer(c net.Conn) {
 			}
 			e.Time = time.Now().UnixMilli()
 			n.judgeReconfig(e)
-			proposals <- proposal{key: key, f: n.raft.Apply(e.Marshal(), 0)}
+			proposals <- proposal{key: key, f: n.raft.Apply(e.restamp(body), 0)}
 		default:
 			return
 		}

@@ -1,0 +1,136 @@
+package quorum
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/watch"
+)
+
+// history is a log as a member holds it: raft's own entries (configurations, a no-op, a
+// barrier) between the commands of entries() and more than applyHold writes of one
+// connection, one of them out of its connection's order.
+func history() []*raft.Log {
+	conf := raft.EncodeConfiguration(raft.Configuration{Servers: []raft.Server{{ID: "1", Address: "a", Suffrage: raft.Voter}}})
+	logs := []*raft.Log{{Type: raft.LogConfiguration, Data: conf}, {Type: raft.LogNoop}}
+	for i, e := range entries() {
+		logs = append(logs, &raft.Log{Type: raft.LogCommand, Data: e.Marshal()})
+		if i == 4 {
+			logs = append(logs, &raft.Log{Type: raft.LogBarrier})
+		}
+	}
+	logs = append(logs, &raft.Log{Type: raft.LogConfiguration, Data: conf})
+	for seq := uint64(1); seq <= 2*applyHold; seq++ {
+		e := &Entry{Session: 0x100, Op: jute.OpSetData, Time: 2000 + int64(seq), Conn: 9, Seq: seq,
+			Req: &jute.SetDataRequest{Path: "/a", Data: []byte{byte(seq)}, Version: -1}}
+		logs = append(logs, &raft.Log{Type: raft.LogCommand, Data: e.Marshal()})
+		if seq == applyHold+3 { // another connection's write, whose first was lost
+			e.Conn, e.Seq = 10, 2
+			logs = append(logs, &raft.Log{Type: raft.LogCommand, Data: e.Marshal()})
+		}
+	}
+	for i, l := range logs {
+		l.Index, l.Term = uint64(i+1), 1
+	}
+	return logs
+}
+
+// sent is what raft hands the FSM of a log: commands and configurations, no no-ops or
+// barriers (fsm.go, runFSM).
+func sent(logs []*raft.Log) []*raft.Log {
+	var out []*raft.Log
+	for _, l := range logs {
+		if l.Type == raft.LogCommand || l.Type == raft.LogConfiguration {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// recorder is a watcher that keeps what it is told.
+type recorder struct{ got []string }
+
+func (r *recorder) Notify(ev *jute.WatcherEvent, zxid int64) {
+	r.got = append(r.got, fmt.Sprintf("%s %d %d", ev.Path, ev.Type, zxid))
+}
+
+func watched() (*FSM, *recorder) {
+	f := NewFSM(datatree.Options{ExtendedTypes: true})
+	w := &recorder{}
+	f.Watches.Add(w, "/a", watch.PersistentRecursive)
+	return f, w
+}
+
+// Raft's batches, some of whose entries a commit notice let the member apply already,
+// give every entry the response, and the state and watch events, that applying the
+// entries one by one gives; no entry is applied twice.
+func TestApplyBatchMatchesOneByOne(t *testing.T) {
+	logs := history()
+	one, oneSaw := watched()
+	want := map[uint64]interface{}{}
+	for _, l := range sent(logs) {
+		want[l.Index] = one.Apply(l)
+	}
+
+	batched, batchedSaw := watched()
+	store := raft.NewInmemStore()
+	if err := store.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	const noticed = 20 // a notice ahead of raft: the first batches are partly applied
+	if !batched.applyCommitted(store, noticed, 1) {
+		t.Fatal("the noticed entries were not applied")
+	}
+	got := map[uint64]interface{}{}
+	rest := sent(logs)
+	for _, n := range []int{1, 4, 12, applyHold + 7, len(rest)} {
+		n = min(n, len(rest))
+		out := batched.ApplyBatch(rest[:n])
+		if len(out) != n {
+			t.Fatalf("%d responses to a batch of %d", len(out), n)
+		}
+		for i, r := range out {
+			got[rest[i].Index] = r
+		}
+		rest = rest[n:]
+	}
+
+	for _, l := range sent(logs) {
+		w, g := want[l.Index], got[l.Index]
+		if l.Type != raft.LogCommand {
+			if w != nil || g != nil {
+				t.Errorf("entry %d (%v): responses %v and %v, want nil", l.Index, l.Type, w, g)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(w, g) {
+			t.Errorf("entry %d: batched %+v, one by one %+v", l.Index, g, w)
+		}
+	}
+	if r := got[uint64(len(logs)-applyHold+3)].(*Result); r.Err != ErrOutOfOrder {
+		t.Errorf("the write out of its connection's order: %v", r.Err)
+	}
+	if a, b := digestOf(one), digestOf(batched); a != b || one.LastZxid() != batched.LastZxid() {
+		t.Errorf("states differ: %x at %d one by one, %x at %d batched", a, one.LastZxid(), b, batched.LastZxid())
+	}
+	if !reflect.DeepEqual(oneSaw.got, batchedSaw.got) || len(oneSaw.got) < 2*applyHold {
+		t.Errorf("watch events differ:\none by one %q\nbatched %q", oneSaw.got, batchedSaw.got)
+	}
+	if batched.EarlyApplied() == 0 || len(batched.early) != 0 || batched.appliedIndex.Load() != uint64(len(logs)) {
+		t.Errorf("early %d, kept %d, applied index %d", batched.EarlyApplied(), len(batched.early), batched.appliedIndex.Load())
+	}
+}
+
+// A batch of only entries that are no commands changes nothing and answers nil.
+func TestApplyBatchOfConfigurations(t *testing.T) {
+	f := NewFSM(datatree.Options{})
+	out := f.ApplyBatch(sent(history()[:2]))
+	if len(out) != 1 || out[0] != nil || f.LastZxid() != 0 || f.appliedIndex.Load() != 1 {
+		t.Fatalf("responses %v, zxid %d, applied index %d", out, f.LastZxid(), f.appliedIndex.Load())
+	}
+}
