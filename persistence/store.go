@@ -95,10 +95,18 @@ func openWAL(dir string, bolt *raftboltdb.BoltStore) (*WAL, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What raft.db still holds is a moved log whose removal a crash interrupted: it
+	// ends where the transaction log ends. Anything else (an older zkraft ran on this
+	// store after this one) is not thrown away.
 	first, err := bolt.FirstIndex()
 	if err == nil && first > 0 {
-		var last uint64
-		if last, err = bolt.LastIndex(); err == nil {
+		var last, walLast uint64
+		walLast, _ = w.LastIndex()
+		if last, err = bolt.LastIndex(); err == nil && last > walLast {
+			w.Close()
+			return nil, &CorruptError{Path: StablePath(dir), What: fmt.Sprintf("it holds log entries up to %d, past the transaction log's last entry %d: an older zkraft wrote them after this one moved the log (no way back to the older layout, see docs/operations.md)", last, walLast)}
+		}
+		if err == nil {
 			err = (&checksumLog{inner: bolt}).DeleteRange(first, last)
 		}
 	}

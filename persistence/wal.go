@@ -79,6 +79,8 @@ func OpenWAL(dir string, segSize int64, readOnly bool) (*WAL, error) {
 		w.failed = errWALReadOnly
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
+	} else if err := syncDir(filepath.Dir(dir)); err != nil { // log/ itself must survive
+		return nil, err
 	}
 	if err := w.replay(); err != nil {
 		w.closeFiles()
@@ -170,28 +172,41 @@ func (w *WAL) StoreLogs(logs []*raft.Log) error {
 			return err
 		}
 	}
-	w.fb.begin(frameEntries)
 	for i, l := range logs {
 		if l.Index != idx+uint64(i) {
 			return fmt.Errorf("persistence: entry %d follows entry %d in one batch", l.Index, idx+uint64(i)-1)
 		}
-		w.fb.record(l)
 	}
-	seg, off, err := w.write(w.fb.finish())
-	if err != nil {
-		return err
+	// One frame, or several for a batch too large for one (raft may keep a durable
+	// prefix of a batch it was not told is stored).
+	for len(logs) > 0 {
+		w.fb.begin(frameEntries)
+		n := 0
+		for n < len(logs) && (n == 0 || len(w.fb.buf) < frameSplit) {
+			w.fb.record(logs[n])
+			n++
+		}
+		seg, off, err := w.write(w.fb.finish())
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		if len(w.live) == 0 {
+			w.first = logs[0].Index
+		}
+		for _, r := range w.fb.recs {
+			w.live = append(w.live, entryRef{seg: seg.seq, off: uint32(off) + r.off, n: r.n})
+		}
+		w.mu.Unlock()
+		w.expect = logs[n-1].Index + 1
+		logs = logs[n:]
 	}
-	w.mu.Lock()
-	if len(w.live) == 0 {
-		w.first = idx
-	}
-	for _, r := range w.fb.recs {
-		w.live = append(w.live, entryRef{seg: seg.seq, off: uint32(off) + r.off, n: r.n})
-	}
-	w.mu.Unlock()
-	w.expect = idx + uint64(len(logs))
 	return nil
 }
+
+// frameSplit is the size past which a batch goes on in a new frame, well below
+// maxFrameLength.
+const frameSplit = 64 << 20
 
 // writeMarker appends a truncate or reset frame.
 func (w *WAL) writeMarker(kind byte, t uint64) error {
@@ -251,6 +266,7 @@ func (w *WAL) roll() (*segment, error) {
 	}
 	if err := syncDir(w.dir); err != nil {
 		f.Close()
+		w.next.start()
 		w.failed = fmt.Errorf("persistence: fsync of %s failed: %w", w.dir, err)
 		return nil, w.failed
 	}
@@ -298,23 +314,24 @@ func (w *WAL) DeleteRange(lo, hi uint64) error {
 		w.mu.Unlock()
 		return w.dropSegments(func(s *segment) bool { return s.seq < keep && s != cur })
 	case hi >= last:
+		// The segments after the last live entry stay until compaction or a reset
+		// removes them: one may hold an earlier truncation that replay needs.
 		if err := w.writeMarker(frameTruncate, lo-1); err != nil {
 			return err
 		}
-		cur = w.segs[len(w.segs)-1]
 		w.mu.Lock()
 		w.live = w.live[:lo-first]
-		keep := w.live[len(w.live)-1].seg
 		w.mu.Unlock()
 		w.expect = lo
-		return w.dropSegments(func(s *segment) bool { return s.seq > keep && s != cur })
+		return nil
 	default:
 		return fmt.Errorf("persistence: cannot delete entries %d..%d from the middle of the log %d..%d", lo, hi, first, last)
 	}
 }
 
 // dropSegments closes and removes the segments that hold no live entry and that drop
-// selects, newest first.
+// selects, oldest first: a crash part way leaves the newest of them, which replay reads
+// as it reads a compacted log.
 func (w *WAL) dropSegments(drop func(*segment) bool) error {
 	var gone []*segment
 	w.mu.Lock()
@@ -334,9 +351,9 @@ func (w *WAL) dropSegments(drop func(*segment) bool) error {
 	if len(gone) == 0 {
 		return nil
 	}
-	for i := len(gone) - 1; i >= 0; i-- {
-		gone[i].f.Close()
-		if err := os.Remove(gone[i].path); err != nil && !os.IsNotExist(err) {
+	for _, s := range gone {
+		s.f.Close()
+		if err := os.Remove(s.path); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 	}

@@ -1,7 +1,6 @@
 package persistence
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -70,7 +69,7 @@ func (w *WAL) replay() error {
 			}
 			off += f.size
 		}
-		if torn && !w.readOnly {
+		if i == len(seqs)-1 && !w.readOnly && (torn || !allZero(data[off:])) {
 			if err := zeroTail(path, data, off); err != nil {
 				return err
 			}
@@ -136,28 +135,24 @@ func (w *WAL) replayFrame(f *frame, seq uint32, base uint64) (uint64, error) {
 	return base, nil
 }
 
-// zeroTail overwrites a torn frame and anything after it up to zeros already there, so
-// that the next frame is written into zeros.
+// zeroTail overwrites a torn frame and whatever else is not zero after the last frame
+// (a frame whose first sector was lost leaves its later ones), back to front, so that the
+// next frame is written into zeros.
 func zeroTail(path string, data []byte, off int64) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	size := int64(len(data))
-	end := size // the torn frame's extent, all of the file if its length is garbage
-	if n := int64(binary.BigEndian.Uint32(data[off:])); off+frameHeader+n+int64(len(frameTrailer)) <= size {
-		end = off + frameHeader + n + int64(len(frameTrailer))
-	}
 	const chunk = 64 << 10
 	zeros := make([]byte, chunk)
-	for o := off; o < size; o += chunk {
-		part := data[o:min(o+chunk, size)]
-		if o >= end && allZero(part) {
-			break
-		}
-		if _, err := f.WriteAt(zeros[:len(part)], o); err != nil {
-			return err
+	size := int64(len(data))
+	for end := size; end > off; end -= chunk {
+		start := max(off, end-chunk)
+		if part := data[start:end]; !allZero(part) {
+			if _, err := f.WriteAt(zeros[:len(part)], start); err != nil {
+				return err
+			}
 		}
 	}
 	return fdatasync(f)

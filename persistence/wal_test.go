@@ -362,3 +362,76 @@ func TestLogInRaftDBIsMoved(t *testing.T) {
 	defer s.Close()
 	expectLog(t, s.wal, 1, 3000, term1)
 }
+
+// Two suffix deletions, the second reaching below the first, whose truncation frame
+// sits in a segment after the last live entry's: that segment must stay (replay needs its
+// truncation to read the next segment's entries), and a reopen gives the log raft saw.
+func TestWALTwoTruncationsAcrossSegments(t *testing.T) {
+	dir := t.TempDir()
+	const seg = 1024 // about 12 entries a segment
+	w := mustOpenWAL(t, dir, seg)
+	store := func(from, to, term uint64) {
+		t.Helper()
+		for i := from; i <= to; i += 2 {
+			if err := w.StoreLogs(entries(i, min(i+1, to), term)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	store(1, 36, 1)
+	if err := w.DeleteRange(20, 36); err != nil {
+		t.Fatal(err)
+	}
+	store(20, 31, 2)
+	if err := w.DeleteRange(15, 31); err != nil {
+		t.Fatal(err)
+	}
+	store(15, 18, 3)
+	term := func(i uint64) uint64 {
+		if i >= 15 {
+			return 3
+		}
+		return 1
+	}
+	expectLog(t, w, 1, 18, term)
+	w.Close()
+	w = mustOpenWAL(t, dir, seg)
+	defer w.Close()
+	expectLog(t, w, 1, 18, term)
+}
+
+// Removing segments after a reset, a crash part way leaves the newest of them (they go
+// oldest first): the reset after them still empties the log at replay.
+func TestWALCrashWhileRemovingSegments(t *testing.T) {
+	dir := t.TempDir()
+	const seg = 1024
+	w := mustOpenWAL(t, dir, seg)
+	for i := uint64(1); i <= 80; i += 2 {
+		if err := w.StoreLogs(entries(i, i+1, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seqs, _ := segmentFiles(dir)
+	if len(seqs) < 4 {
+		t.Fatalf("%d segments", len(seqs))
+	}
+	saved := map[uint32][]byte{}
+	for _, s := range seqs {
+		saved[s], _ = os.ReadFile(filepath.Join(dir, segmentName(s)))
+	}
+	if err := w.DeleteRange(1, 80); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	// The crash: the removal got through the oldest, not the one before the current.
+	s := seqs[len(seqs)-2]
+	if err := os.WriteFile(filepath.Join(dir, segmentName(s)), saved[s], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w = mustOpenWAL(t, dir, seg)
+	defer w.Close()
+	expectLog(t, w, 0, 0, term1)
+	if err := w.StoreLogs(entries(200, 201, 2)); err != nil {
+		t.Fatal(err)
+	}
+}
