@@ -41,7 +41,10 @@ type WAL struct {
 	fb     frameBuilder
 	failed error
 	next   *preparer
-	expect uint64 // the index the next entry must have on disk; 0: any
+	// emptyNext is, while no entry is live, the index replay expects next (a truncation
+	// left nothing of the segments a compaction kept); 0: any. A StoreLogs at another
+	// index writes a reset first.
+	emptyNext uint64
 
 	mu    sync.RWMutex // segs, first, live: written under wmu and mu, read under either
 	segs  []*segment   // by seq; the last is the one written
@@ -64,6 +67,9 @@ var (
 	errWALReadOnly = errors.New("persistence: the transaction log is open read-only")
 	errWALClosed   = errors.New("persistence: the transaction log is closed")
 )
+
+// removeFile removes a segment; tests stop it part way, as a crash would.
+var removeFile = os.Remove
 
 func segmentName(seq uint32) string { return fmt.Sprintf("wal-%016x.log", seq) }
 
@@ -167,8 +173,8 @@ func (w *WAL) StoreLogs(logs []*raft.Log) error {
 	if n > 0 && idx != last+1 {
 		return fmt.Errorf("persistence: entry %d does not follow the last entry %d", idx, last)
 	}
-	if n == 0 && w.expect != 0 && idx != w.expect {
-		if err := w.writeMarker(frameReset, 0); err != nil { // replay must not expect w.expect
+	if n == 0 && w.emptyNext != 0 && idx != w.emptyNext {
+		if err := w.writeMarker(frameReset, 0); err != nil {
 			return err
 		}
 	}
@@ -198,7 +204,7 @@ func (w *WAL) StoreLogs(logs []*raft.Log) error {
 			w.live = append(w.live, entryRef{seg: seg.seq, off: uint32(off) + r.off, n: r.n})
 		}
 		w.mu.Unlock()
-		w.expect = logs[n-1].Index + 1
+		w.emptyNext = 0
 		logs = logs[n:]
 	}
 	return nil
@@ -304,7 +310,6 @@ func (w *WAL) DeleteRange(lo, hi uint64) error {
 		w.mu.Lock()
 		w.live, w.first = nil, 0
 		w.mu.Unlock()
-		w.expect = 0
 		return w.dropSegments(func(s *segment) bool { return s != cur })
 	case lo <= first:
 		w.mu.Lock()
@@ -322,7 +327,6 @@ func (w *WAL) DeleteRange(lo, hi uint64) error {
 		w.mu.Lock()
 		w.live = w.live[:lo-first]
 		w.mu.Unlock()
-		w.expect = lo
 		return nil
 	default:
 		return fmt.Errorf("persistence: cannot delete entries %d..%d from the middle of the log %d..%d", lo, hi, first, last)
@@ -353,7 +357,7 @@ func (w *WAL) dropSegments(drop func(*segment) bool) error {
 	}
 	for _, s := range gone {
 		s.f.Close()
-		if err := os.Remove(s.path); err != nil && !os.IsNotExist(err) {
+		if err := removeFile(s.path); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 	}

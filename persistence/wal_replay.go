@@ -86,17 +86,16 @@ func (w *WAL) replay() error {
 		}
 	}
 	if len(w.live) > 0 {
-		w.first = base
-		w.expect = base + uint64(len(w.live))
+		w.first, w.emptyNext = base, 0
 	}
 	return nil
 }
 
 // replayFrame applies one frame to the live entries and returns the new base.
 func (w *WAL) replayFrame(f *frame, seq uint32, base uint64) (uint64, error) {
-	end := base + uint64(len(w.live)) // the next index expected; with no entries, w.expect
+	end := base + uint64(len(w.live)) // the next index expected; with no entries, w.emptyNext
 	if len(w.live) == 0 {
-		end = w.expect
+		end = w.emptyNext
 	}
 	switch f.kind {
 	case frameEntries:
@@ -116,21 +115,21 @@ func (w *WAL) replayFrame(f *frame, seq uint32, base uint64) (uint64, error) {
 		for _, r := range f.recs {
 			w.live = append(w.live, entryRef{seg: seq, off: r.off, n: r.n})
 		}
-		w.expect = 0
+		w.emptyNext = 0
 	case frameTruncate:
 		switch {
 		case f.trunc+1 < base || len(w.live) == 0:
-			w.live, base, w.expect = w.live[:0], f.trunc+1, f.trunc+1
+			w.live, base, w.emptyNext = w.live[:0], f.trunc+1, f.trunc+1
 		case f.trunc+1-base <= uint64(len(w.live)):
 			w.live = w.live[:f.trunc+1-base]
 			if len(w.live) == 0 {
-				w.expect = f.trunc + 1
+				w.emptyNext = f.trunc + 1
 			}
 		default:
 			return base, fmt.Errorf("a truncation after entry %d, beyond the last entry %d", f.trunc, end-1)
 		}
 	case frameReset:
-		w.live, w.expect = w.live[:0], 0
+		w.live, w.emptyNext = w.live[:0], 0
 	}
 	return base, nil
 }

@@ -92,11 +92,7 @@ func TestWALDeleteRangeSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
 	const seg = 1024
 	w := mustOpenWAL(t, dir, seg)
-	for i := uint64(1); i <= 200; i += 4 {
-		if err := w.StoreLogs(entries(i, i+3, 1)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storeBatches(t, w, 1, 200, 4, 1)
 	if n, _ := segmentFiles(dir); len(n) < 5 {
 		t.Fatalf("%d segments, want many", len(n))
 	}
@@ -227,11 +223,7 @@ func TestWALDamageIsRefused(t *testing.T) {
 	build := func(t *testing.T, segSize int64) string {
 		dir := t.TempDir()
 		w := mustOpenWAL(t, dir, segSize)
-		for i := uint64(1); i <= 60; i += 10 {
-			if err := w.StoreLogs(entries(i, i+9, 1)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		storeBatches(t, w, 1, 60, 10, 1)
 		w.Close()
 		return dir
 	}
@@ -363,75 +355,82 @@ func TestLogInRaftDBIsMoved(t *testing.T) {
 	expectLog(t, s.wal, 1, 3000, term1)
 }
 
-// Two suffix deletions, the second reaching below the first, whose truncation frame
-// sits in a segment after the last live entry's: that segment must stay (replay needs its
-// truncation to read the next segment's entries), and a reopen gives the log raft saw.
-func TestWALTwoTruncationsAcrossSegments(t *testing.T) {
-	dir := t.TempDir()
-	const seg = 1024 // about 12 entries a segment
-	w := mustOpenWAL(t, dir, seg)
-	store := func(from, to, term uint64) {
-		t.Helper()
-		for i := from; i <= to; i += 2 {
-			if err := w.StoreLogs(entries(i, min(i+1, to), term)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	store(1, 36, 1)
-	if err := w.DeleteRange(20, 36); err != nil {
-		t.Fatal(err)
-	}
-	store(20, 31, 2)
-	if err := w.DeleteRange(15, 31); err != nil {
-		t.Fatal(err)
-	}
-	store(15, 18, 3)
-	term := func(i uint64) uint64 {
-		if i >= 15 {
-			return 3
-		}
-		return 1
-	}
-	expectLog(t, w, 1, 18, term)
-	w.Close()
-	w = mustOpenWAL(t, dir, seg)
-	defer w.Close()
-	expectLog(t, w, 1, 18, term)
-}
-
-// Removing segments after a reset, a crash part way leaves the newest of them (they go
-// oldest first): the reset after them still empties the log at replay.
-func TestWALCrashWhileRemovingSegments(t *testing.T) {
-	dir := t.TempDir()
-	const seg = 1024
-	w := mustOpenWAL(t, dir, seg)
-	for i := uint64(1); i <= 80; i += 2 {
-		if err := w.StoreLogs(entries(i, i+1, 1)); err != nil {
+// storeBatches stores from..to in batches of size entries, a frame each.
+func storeBatches(t *testing.T, w *WAL, from, to, size, term uint64) {
+	t.Helper()
+	for i := from; i <= to; i += size {
+		if err := w.StoreLogs(entries(i, min(i+size-1, to), term)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	seqs, _ := segmentFiles(dir)
-	if len(seqs) < 4 {
-		t.Fatalf("%d segments", len(seqs))
-	}
-	saved := map[uint32][]byte{}
-	for _, s := range seqs {
-		saved[s], _ = os.ReadFile(filepath.Join(dir, segmentName(s)))
-	}
-	if err := w.DeleteRange(1, 80); err != nil {
+}
+
+// twoTruncations builds, with 1 KiB segments and two entries a frame (16 a segment): segment 1 holding 1..16, segment 2
+// holding 17..32 and a truncation after 9, segment 3 holding 10..13 (term 2), a
+// truncation after 4 and 5..6 (term 3). Replay reads segment 3's entry 10 after
+// segment 1's 16 only through segment 2's truncation.
+func twoTruncations(t *testing.T, dir string) *WAL {
+	w := mustOpenWAL(t, dir, 1024)
+	storeBatches(t, w, 1, 32, 2, 1)
+	if err := w.DeleteRange(10, 32); err != nil {
 		t.Fatal(err)
 	}
+	storeBatches(t, w, 10, 13, 2, 2)
+	if err := w.DeleteRange(5, 13); err != nil {
+		t.Fatal(err)
+	}
+	storeBatches(t, w, 5, 6, 2, 3)
+	return w
+}
+
+func twoTruncationsTerm(i uint64) uint64 {
+	if i >= 5 {
+		return 3
+	}
+	return 1
+}
+
+// A suffix deletion keeps the segments after the last live entry: segment 2 holds
+// nothing live after the second truncation, but replay needs its truncation.
+func TestWALTwoTruncationsAcrossSegments(t *testing.T) {
+	dir := t.TempDir()
+	w := twoTruncations(t, dir)
+	expectLog(t, w, 1, 6, twoTruncationsTerm)
 	w.Close()
-	// The crash: the removal got through the oldest, not the one before the current.
-	s := seqs[len(seqs)-2]
-	if err := os.WriteFile(filepath.Join(dir, segmentName(s)), saved[s], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w = mustOpenWAL(t, dir, seg)
+	w = mustOpenWAL(t, dir, 1024)
 	defer w.Close()
-	expectLog(t, w, 0, 0, term1)
-	if err := w.StoreLogs(entries(200, 201, 2)); err != nil {
-		t.Fatal(err)
+	expectLog(t, w, 1, 6, twoTruncationsTerm)
+}
+
+// Deleting everything removes the other segments oldest first: a crash after any
+// number of removals leaves the newest ones, which replay reads (the reset in the
+// current segment empties the log), never a gap before a segment that needs what was
+// removed.
+func TestWALCrashWhileRemovingSegments(t *testing.T) {
+	for crashAfter := 0; crashAfter <= 2; crashAfter++ {
+		t.Run(fmt.Sprintf("after %d removals", crashAfter), func(t *testing.T) {
+			dir := t.TempDir()
+			w := twoTruncations(t, dir)
+			removed := 0
+			removeFile = func(p string) error {
+				if removed == crashAfter {
+					return errors.New("crash")
+				}
+				removed++
+				return os.Remove(p)
+			}
+			defer func() { removeFile = os.Remove }()
+			err := w.DeleteRange(1, 6)
+			if (err != nil) != (crashAfter < 2) {
+				t.Fatalf("DeleteRange: %v", err)
+			}
+			w.Close()
+			w = mustOpenWAL(t, dir, 1024)
+			defer w.Close()
+			expectLog(t, w, 0, 0, term1)
+			if err := w.StoreLogs(entries(200, 201, 4)); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -123,8 +123,8 @@ func (f *FSM) applyHeld(logs []*raft.Log, es []*Entry, out []interface{}) {
 // proposal that waits for it, the leader's expiry tracker, and the server.
 func (f *FSM) applied(e *Entry, res *Result) {
 	if f.self != "" && e.Origin == f.self && e.Seq != 0 { // a proposal this member forwarded
-		if w, ok := f.waiters.LoadAndDelete(waitKey{conn: e.Conn, seq: e.Seq}); ok {
-			w.(*forwardFuture).complete(res, nil)
+		if w, ok := f.waiters.take(waitKey{conn: e.Conn, seq: e.Seq}); ok {
+			w.complete(res, nil)
 		}
 	}
 	if res.Err != jute.OK {

@@ -67,6 +67,6 @@
 //     then replays, are skipped or are not commands.
 //
 // Notices cost nothing while idle: they are sent only after an apply, and raft's
-// CommitTimeout stays long (50 ms), as the fallback that carries the commit index when
-// no notice arrives (a member that just connected gets the current point at once).
+// CommitTimeout stays long (500 ms, Config.CommitTimeout), as the fallback that carries
+// the commit index when no notice arrives (a member that just connected gets the current point at once).
 package quorum

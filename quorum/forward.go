@@ -41,6 +41,62 @@ func (f failedFuture) Response() interface{} { return nil }
 // waitKey names a forwarded proposal among this member's: (Entry.Conn, Entry.Seq).
 type waitKey struct{ conn, seq uint64 }
 
+// forwardWaits holds this member's forwarded proposals until they are applied here,
+// refused, or their stream breaks. n (never below the true count) lets the apply path
+// skip the lookup while none wait, as on a leader, whose clients write through raft.
+type forwardWaits struct {
+	m sync.Map // waitKey -> *forwardFuture
+	n atomic.Int64
+}
+
+func (w *forwardWaits) put(k waitKey, f *forwardFuture) {
+	if _, replaced := w.m.Swap(k, f); !replaced {
+		w.n.Add(1)
+	}
+}
+
+// drop removes f if it still waits under k.
+func (w *forwardWaits) drop(k waitKey, f *forwardFuture) bool {
+	if w.m.CompareAndDelete(k, f) {
+		w.n.Add(-1)
+		return true
+	}
+	return false
+}
+
+// take removes and returns the proposal waiting under k.
+func (w *forwardWaits) take(k waitKey) (*forwardFuture, bool) {
+	if w.n.Load() == 0 {
+		return nil, false
+	}
+	f, ok := w.m.LoadAndDelete(k)
+	if !ok {
+		return nil, false
+	}
+	w.n.Add(-1)
+	return f.(*forwardFuture), true
+}
+
+// onStream removes and returns the proposal waiting under k if it went on st (a
+// refused write may be on its way again, under the same key, on another stream).
+func (w *forwardWaits) onStream(k waitKey, st *peerStream) (*forwardFuture, bool) {
+	f, ok := w.m.Load(k)
+	if ok && f.(*forwardFuture).stream == st && w.drop(k, f.(*forwardFuture)) {
+		return f.(*forwardFuture), true
+	}
+	return nil, false
+}
+
+// eachOnStream removes every proposal that went on st and passes it to fn.
+func (w *forwardWaits) eachOnStream(st *peerStream, fn func(*forwardFuture)) {
+	w.m.Range(func(k, v any) bool {
+		if f := v.(*forwardFuture); f.stream == st && w.drop(k.(waitKey), f) {
+			fn(f)
+		}
+		return true
+	})
+}
+
 // forwardFuture is a proposal a follower forwarded to the leader. It completes when the
 // entry is applied here (the FSM finds it by Origin, Conn and Seq), or when the leader
 // refused it or the stream it went on broke first, in which case the outcome is unknown.
@@ -89,19 +145,16 @@ type peerStream struct {
 	wmu    sync.Mutex // one frame at a time
 	bw     *bufio.Writer
 	broken atomic.Bool
-	// left: the member said it no longer leads, or refused a proposal as not the leader;
-	// no new proposal goes on the stream (those on it still get their answers). leftAt is
-	// when (unix ns).
-	left   atomic.Bool
+	// leftAt (unix ns; 0: not left) is when the member said it no longer leads, or
+	// refused a proposal as not the leader; no new proposal goes on the stream after it
+	// (those on it still get their answers).
 	leftAt atomic.Int64
 }
 
-// leave marks the stream left.
-func (s *peerStream) leave() {
-	if s.left.CompareAndSwap(false, true) {
-		s.leftAt.Store(time.Now().UnixNano())
-	}
-}
+// leave marks the stream left, at the first call.
+func (s *peerStream) leave() { s.leftAt.CompareAndSwap(0, time.Now().UnixNano()) }
+
+func (s *peerStream) left() bool { return s.leftAt.Load() != 0 }
 
 // peerWriteTimeout bounds every flush on a peer stream: a member that stops reading is
 // dropped, not waited for.
@@ -133,7 +186,7 @@ func (fw *forwarder) usable() (*peerStream, <-chan struct{}) {
 	fw.mu.Lock()
 	st, changed := fw.st, fw.changed
 	fw.mu.Unlock()
-	if _, leader := fw.n.raft.LeaderWithID(); st != nil && string(leader) == st.leader && !st.left.Load() {
+	if _, leader := fw.n.raft.LeaderWithID(); st != nil && string(leader) == st.leader && !st.left() {
 		return st, nil
 	}
 	fw.wakeDialer()
@@ -144,16 +197,16 @@ func (fw *forwarder) usable() (*peerStream, <-chan struct{}) {
 func (fw *forwarder) send(e *Entry, st *peerStream) Future {
 	fut := &forwardFuture{done: make(chan struct{}), stream: st}
 	key := waitKey{conn: e.Conn, seq: e.Seq}
-	fw.n.FSM.waiters.Store(key, fut)
+	fw.n.FSM.waiters.put(key, fut)
 	if st.broken.Load() {
 		// broke before the waiter was stored: nothing else fails it
-		fw.n.FSM.waiters.CompareAndDelete(key, fut)
+		fw.n.FSM.waiters.drop(key, fut)
 		fut.complete(nil, fmt.Errorf("%w: stream to leader broke", errNotSent))
 		return fut
 	}
 	if err := st.write(frameEntry, e.Marshal()); err != nil {
 		// The leader cannot decode a frame that did not arrive whole.
-		fw.n.FSM.waiters.CompareAndDelete(key, fut)
+		fw.n.FSM.waiters.drop(key, fut)
 		fut.complete(nil, fmt.Errorf("%w: %v", errNotSent, err))
 		fw.breakStream(st, fmt.Errorf("%w: %v", ErrNoLeader, err))
 	}
@@ -173,14 +226,7 @@ func (fw *forwarder) breakStream(st *peerStream, err error) {
 		fw.changed = make(chan struct{})
 	}
 	fw.mu.Unlock()
-	fw.n.FSM.waiters.Range(func(k, v any) bool {
-		// Only this stream's: a refused write may be on its way again, under the same
-		// key, on another.
-		if f := v.(*forwardFuture); f.stream == st && fw.n.FSM.waiters.CompareAndDelete(k, v) {
-			f.complete(nil, err)
-		}
-		return true
-	})
+	fw.n.FSM.waiters.eachOnStream(st, func(f *forwardFuture) { f.complete(nil, err) })
 	fw.wakeDialer()
 }
 
@@ -228,7 +274,7 @@ func (fw *forwarder) redial() bool {
 			fw.breakStream(st, fmt.Errorf("%w: this member leads now", ErrNoLeader))
 		}
 		return true
-	case st != nil && st.leader == string(id) && !st.left.Load():
+	case st != nil && st.leader == string(id) && !st.left():
 		return true
 	}
 	// A stream whose member said it left and that raft names the leader again (it was
@@ -285,10 +331,8 @@ func (fw *forwarder) readFrom(st *peerStream) {
 				st.leave()
 			}
 			key := waitKey{conn: binary.BigEndian.Uint64(b[1:]), seq: binary.BigEndian.Uint64(b[9:])}
-			// Only the proposal sent on this stream: a refused write may be on its way
-			// again, under the same key, on another.
-			if f, ok := fw.n.FSM.waiters.Load(key); ok && f.(*forwardFuture).stream == st && fw.n.FSM.waiters.CompareAndDelete(key, f) {
-				f.(*forwardFuture).complete(nil, decodeRefusal(b[17], b[18:]))
+			if f, ok := fw.n.FSM.waiters.onStream(key, st); ok {
+				f.complete(nil, decodeRefusal(b[17], b[18:]))
 			}
 		default:
 			fw.breakStream(st, fmt.Errorf("%w: bad frame from leader", ErrNoLeader))

@@ -56,7 +56,7 @@ type FSM struct {
 	// self is this server's id; waiters holds the forwarded proposals of this server
 	// that wait to be applied here, by their (Conn, Seq).
 	self    string
-	waiters sync.Map // waitKey -> *forwardFuture
+	waiters forwardWaits
 
 	// applyMu orders every apply: raft's own (ApplyBatch, see apply.go) and the early
 	// ones a commit notice allows (applyCommitted, see commit_notice.go). appliedIndex

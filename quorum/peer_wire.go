@@ -5,11 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/jute"
 )
 
 // The peer port carries one stream from each follower or observer to the member it takes
@@ -93,19 +94,7 @@ func writeFrame(w *bufio.Writer, kind byte, body []byte) error {
 
 // readFrame reads one frame into bytes of its own: a leader puts a forwarded entry's in
 // its log as they are.
-func readFrame(r *bufio.Reader) ([]byte, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, err
-	}
-	size := binary.BigEndian.Uint32(n[:])
-	if size > maxForwardFrame {
-		return nil, fmt.Errorf("quorum: peer frame of %d bytes", size)
-	}
-	b := make([]byte, size)
-	_, err := io.ReadFull(r, b)
-	return b, err
-}
+func readFrame(r *bufio.Reader) ([]byte, error) { return jute.ReadFrame(r, nil, maxForwardFrame) }
 
 // servePeers accepts the members' streams on the peer port.
 func (n *Node) servePeers(l net.Listener) {
@@ -186,7 +175,7 @@ func (n *Node) servePeer(c net.Conn) {
 				has = 1
 			}
 			w := bufio.NewWriter(c)
-			if writeRawFrame(w, []byte{has}) == nil {
+			if writeFrame(w, has, nil) == nil {
 				w.Flush()
 			}
 			return
@@ -277,17 +266,6 @@ func (n *Node) writePeer(c net.Conn, refused <-chan []byte, done <-chan struct{}
 			}
 		}
 	}
-}
-
-// writeRawFrame writes a frame with no kind byte (the query's answer).
-func writeRawFrame(w *bufio.Writer, b []byte) error {
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
-	if _, err := w.Write(n[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(b)
-	return err
 }
 
 // clusterFormed asks the other configured members whether any of them already holds a

@@ -89,16 +89,10 @@ func moveSession(t *testing.T, from, to, path string) (refused bool) {
 	}
 	c.nc.Close()
 	m := dial(t, to)
-	req := &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, LastZxidSeen: h.Zxid, SessionId: c.sid, Passwd: c.pw}}
-	if _, err := m.nc.Write(jute.AppendFrame(nil, req)); err != nil {
-		t.Fatal(err)
-	}
-	b, err := jute.ReadFrame(m.br, nil, jute.DefaultMaxBuffer)
-	if err != nil {
+	resp := m.tryConnect(jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, LastZxidSeen: h.Zxid, SessionId: c.sid, Passwd: c.pw}})
+	if resp == nil {
 		return true
 	}
-	var resp jute.Connected
-	resp.Decode(jute.NewDecoder(b))
 	if resp.SessionId != c.sid {
 		t.Fatalf("%s: session %x, want %x", path, resp.SessionId, c.sid)
 	}

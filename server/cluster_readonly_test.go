@@ -11,30 +11,6 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// tryConnect sends req and returns the server's answer, or nil if it closed the
-// connection without one.
-func (c *rawClient) tryConnect(req jute.Connect) *jute.Connected {
-	c.t.Helper()
-	if _, err := c.nc.Write(jute.AppendFrame(nil, &req)); err != nil {
-		return nil
-	}
-	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
-	if err != nil {
-		if isTimeout(err) {
-			c.t.Fatal("no answer to a ConnectRequest, and the connection is still open")
-		}
-		return nil
-	}
-	var resp jute.Connected
-	d := jute.NewDecoder(b)
-	resp.Decode(d)
-	if d.Err != nil {
-		c.t.Fatal(d.Err)
-	}
-	c.sid, c.pw = resp.SessionId, resp.Passwd
-	return &resp
-}
-
 // readOnlyConnect is a 3.4+ client's ConnectRequest asking for a read-only session.
 func readOnlyConnect(sid int64, pw []byte) jute.Connect {
 	if pw == nil {

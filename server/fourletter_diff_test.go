@@ -127,14 +127,7 @@ func TestFourLetterWordsMatchZooKeeper(t *testing.T) {
 func TestWatchCountsMatchZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	report := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
-		port, err := ztest.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		metricsPort, err := ztest.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
+		port, metricsPort := mustFreePort(t), mustFreePort(t)
 		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
 			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1",
 			"metricsProvider.httpHost": "127.0.0.1", "metricsProvider.httpPort": fmt.Sprint(metricsPort)}})

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"time"
 
@@ -36,7 +35,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.srv.log.Debug("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
 		return false
 	}
-	timeout := session.NegotiateTimeout(req.TimeOut, int32(c.srv.cfg.MinTimeout().Milliseconds()), int32(c.srv.cfg.MaxTimeout().Milliseconds()))
+	timeout := c.negotiateTimeout(req.TimeOut)
 	if !c.caughtUp(req.LastZxidSeen, timeout) {
 		return false
 	}
@@ -57,7 +56,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			// only declared expired after catching up with the leader.
 			fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })
 		}
-		if !found || !bytes.Equal(s.Password, req.Passwd) {
+		if !found || !s.CheckPassword(req.Passwd) {
 			c.answerExpired(resp)
 			return false
 		}
@@ -71,6 +70,11 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.srv.node.Touch(resp.SessionId, resp.TimeOut)
 	c.out.push(jute.AppendFrame(nil, &resp))
 	return true
+}
+
+// negotiateTimeout fits the client's session timeout into the configured bounds.
+func (c *conn) negotiateTimeout(asked int32) int32 {
+	return session.NegotiateTimeout(asked, int32(c.srv.cfg.MinTimeout().Milliseconds()), int32(c.srv.cfg.MaxTimeout().Milliseconds()))
 }
 
 // bind makes the connection its session's, before the server lists it as the session's

@@ -49,7 +49,7 @@ func (l *localSession) expired(now time.Time) bool {
 func (s *Server) isReadOnly() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.readOnly
+	return s.local != nil
 }
 
 // enterReadOnly starts serving read-only clients. The connections still open belong to
@@ -57,11 +57,9 @@ func (s *Server) isReadOnly() bool {
 // a handshake racing with the switch sees no leader and no read-only mode yet and is
 // refused.
 func (s *Server) enterReadOnly() {
-	for _, c := range s.connList() {
-		c.close("no quorum")
-	}
+	s.dropClients("no quorum")
 	s.mu.Lock()
-	s.readOnly, s.local = true, map[int64]*localSession{}
+	s.local = map[int64]*localSession{}
 	s.mu.Unlock()
 	s.log.Warn("no leader: serving read-only clients", "zxid", fmt.Sprintf("0x%x", s.node.FSM.LastZxid()))
 }
@@ -71,7 +69,7 @@ func (s *Server) enterReadOnly() {
 // its session yet is refused by attachLocal.
 func (s *Server) leaveReadOnly() {
 	s.mu.Lock()
-	s.readOnly, s.local = false, nil
+	s.local = nil
 	var conns []*conn
 	for c := range s.conns {
 		if c.readOnly {
@@ -109,18 +107,15 @@ func (s *Server) localValid(id int64, pw []byte) bool {
 // replaces; false if read-only mode has ended meanwhile.
 func (s *Server) attachLocal(c *conn, id int64, pw []byte, timeout int32) bool {
 	s.mu.Lock()
-	if !s.readOnly {
+	if s.local == nil {
 		s.mu.Unlock()
 		return false
 	}
 	c.readOnly = true
-	old := s.sessions[id]
-	s.sessions[id] = c
+	old := s.swap(id, c)
 	s.local[id] = &localSession{password: pw, timeout: timeout}
 	s.mu.Unlock()
-	if old != nil && old != c {
-		old.close("session moved to a new connection")
-	}
+	closeReplaced(old)
 	return true
 }
 
@@ -168,7 +163,7 @@ func (c *conn) readOnlyHandshake(req *jute.Connect) bool {
 		return false
 	}
 	resp := jute.Connected{ReadOnly: true, HasReadOnly: true}
-	resp.TimeOut = session.NegotiateTimeout(req.TimeOut, int32(c.srv.cfg.MinTimeout().Milliseconds()), int32(c.srv.cfg.MaxTimeout().Milliseconds()))
+	resp.TimeOut = c.negotiateTimeout(req.TimeOut)
 	if req.SessionId == 0 {
 		resp.SessionId, resp.Passwd = c.srv.newSessionID(), newPassword()
 	} else {

@@ -38,10 +38,10 @@ type Server struct {
 	perIP    map[string]int
 	sessions map[int64]*conn // the connection each session is attached to here
 	closed   bool
-	// readOnly: serving read-only clients, whose sessions are local (readonly.go).
-	readOnly bool
-	local    map[int64]*localSession
-	wg       sync.WaitGroup
+	// local holds the sessions of read-only clients while this member serves them
+	// (readonly.go); nil otherwise.
+	local map[int64]*localSession
+	wg    sync.WaitGroup
 
 	stats stats
 }
@@ -108,10 +108,10 @@ func (s *Server) Start() error {
 	}
 	s.mu.Lock()
 	s.node = node
-	if readOnly {
-		s.readOnly, s.local = true, map[int64]*localSession{}
-	}
 	s.mu.Unlock()
+	if readOnly {
+		s.enterReadOnly()
+	}
 	if s.ids, err = session.NewIDGenerator(int64(s.cfg.ServerID), time.Now()); err != nil {
 		node.Close()
 		return err
@@ -232,12 +232,8 @@ func (s *Server) watchQuorum() {
 		case s.cfg.ReadOnlyMode && time.Since(lost) >= readOnlyDelay(s.cfg.TickTime):
 			s.enterReadOnly()
 		case time.Since(lost) > leaderlessGrace(s.node.HeartbeatTimeout()):
-			conns := s.connList()
-			if len(conns) > 0 {
-				s.log.Warn("no leader: dropping client connections", "count", len(conns))
-			}
-			for _, c := range conns {
-				c.close("no quorum")
+			if n := s.dropClients("no quorum"); n > 0 {
+				s.log.Warn("no leader: dropped client connections", "count", n)
 			}
 		}
 	}
@@ -280,12 +276,35 @@ func (s *Server) removeConn(c *conn) {
 // moved to a new connection).
 func (s *Server) attach(id int64, c *conn) {
 	s.mu.Lock()
+	old := s.swap(id, c)
+	s.mu.Unlock()
+	closeReplaced(old)
+}
+
+// swap makes c the connection of session id and returns the one it replaces, if any
+// (s.mu held).
+func (s *Server) swap(id int64, c *conn) *conn {
 	old := s.sessions[id]
 	s.sessions[id] = c
-	s.mu.Unlock()
-	if old != nil && old != c {
+	if old == c {
+		return nil
+	}
+	return old
+}
+
+func closeReplaced(old *conn) {
+	if old != nil {
 		old.close("session moved to a new connection")
 	}
+}
+
+// dropClients closes every client connection and says how many there were.
+func (s *Server) dropClients(why string) int {
+	conns := s.connList()
+	for _, c := range conns {
+		c.close(why)
+	}
+	return len(conns)
 }
 
 // sessionClosed runs after a closeSession entry is applied: the session's connection,

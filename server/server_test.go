@@ -55,6 +55,30 @@ func dial(t *testing.T, addr string) *rawClient {
 	return &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
 }
 
+// tryConnect sends req and returns the server's answer, or nil if it closed the
+// connection without one.
+func (c *rawClient) tryConnect(req jute.Connect) *jute.Connected {
+	c.t.Helper()
+	if _, err := c.nc.Write(jute.AppendFrame(nil, &req)); err != nil {
+		return nil
+	}
+	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
+	if err != nil {
+		if isTimeout(err) {
+			c.t.Fatal("no answer to a ConnectRequest, and the connection is still open")
+		}
+		return nil
+	}
+	var resp jute.Connected
+	d := jute.NewDecoder(b)
+	resp.Decode(d)
+	if d.Err != nil {
+		c.t.Fatal(d.Err)
+	}
+	c.sid, c.pw = resp.SessionId, resp.Passwd
+	return &resp
+}
+
 func (c *rawClient) connect(sid int64, pw []byte) *jute.Connected {
 	c.t.Helper()
 	if pw == nil {

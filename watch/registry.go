@@ -46,20 +46,15 @@ type Registry struct {
 	byConn  map[Watcher]map[string]Kind
 	nRecurs int // number of recursive watches, so triggers skip the ancestor walk when 0
 
-	// The counts the monitoring commands report, kept as watches come and go so that
-	// polling them costs nothing however many watches there are: count is ZooKeeper's
-	// watch count; dataByPath and dataByConn count the (path, watcher) pairs with a
-	// data-manager kind per path and per watcher, dataPairs all of them.
-	count      int
-	dataPairs  int
-	dataByPath map[string]int
-	dataByConn map[Watcher]int
+	// count is ZooKeeper's watch count, kept as watches come and go because mntr
+	// (polled by monitoring every few seconds) reports it; what only the wchs family
+	// shows is counted when asked.
+	count int
 }
 
 // New returns an empty registry.
 func New() *Registry {
-	return &Registry{paths: map[string]map[Watcher]Kind{}, byConn: map[Watcher]map[string]Kind{},
-		dataByPath: map[string]int{}, dataByConn: map[Watcher]int{}}
+	return &Registry{paths: map[string]map[Watcher]Kind{}, byConn: map[Watcher]map[string]Kind{}}
 }
 
 // Add registers a watch of kind k on path for w. Adding a watch w already has is a no-op.
@@ -84,16 +79,6 @@ func (r *Registry) set(w Watcher, path string, old, k Kind) {
 		return
 	}
 	r.count += managers(k) - managers(old)
-	switch wasData, isData := old&dataKinds != 0, k&dataKinds != 0; {
-	case isData && !wasData:
-		r.dataPairs++
-		r.dataByPath[path]++
-		r.dataByConn[w]++
-	case wasData && !isData:
-		r.dataPairs--
-		decrement(r.dataByPath, path)
-		decrement(r.dataByConn, w)
-	}
 	switch wasRecursive, isRecursive := old&PersistentRecursive != 0, k&PersistentRecursive != 0; {
 	case isRecursive && !wasRecursive:
 		r.nRecurs++
@@ -135,12 +120,6 @@ func managers(k Kind) int {
 		n++
 	}
 	return n
-}
-
-func decrement[K comparable](m map[K]int, key K) {
-	if m[key]--; m[key] == 0 {
-		delete(m, key)
-	}
 }
 
 // Trigger delivers the event evType on path, caused by the change at zxid, to every
@@ -267,7 +246,29 @@ func (r *Registry) Count() int {
 func (r *Registry) Summary() (watchers, paths, watches int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.dataByConn), len(r.dataByPath), r.dataPairs
+	for _, ps := range r.byConn {
+		if n := dataWatches(ps); n > 0 {
+			watchers++
+			watches += n
+		}
+	}
+	for _, ws := range r.paths {
+		if dataWatches(ws) > 0 {
+			paths++
+		}
+	}
+	return watchers, paths, watches
+}
+
+// dataWatches counts the entries of m with a data-manager kind.
+func dataWatches[K comparable](m map[K]Kind) int {
+	n := 0
+	for _, k := range m {
+		if k&dataKinds != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // PathsOf returns, sorted, the paths w has a data-manager watch on (wchc).
@@ -289,7 +290,7 @@ func (r *Registry) PathsOf(w Watcher) []string {
 func (r *Registry) Watchers(path string) []Watcher {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]Watcher, 0, r.dataByPath[path])
+	var out []Watcher
 	for w, k := range r.paths[path] {
 		if k&dataKinds != 0 {
 			out = append(out, w)
@@ -302,9 +303,11 @@ func (r *Registry) Watchers(path string) []Watcher {
 func (r *Registry) WatchedPaths() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.dataByPath))
-	for p := range r.dataByPath {
-		out = append(out, p)
+	var out []string
+	for p, ws := range r.paths {
+		if dataWatches(ws) > 0 {
+			out = append(out, p)
+		}
 	}
 	sort.Strings(out)
 	return out

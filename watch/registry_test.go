@@ -152,8 +152,9 @@ func TestCountsAndListingsAsZooKeeper(t *testing.T) {
 	}
 }
 
-// The counts kept as watches come and go equal a recount after any sequence of adds,
-// triggers and removals.
+// The counts kept as watches come and go (Count, the recursive watches) and the wchs
+// summary (counted from the per-watcher index) equal a recount over the per-path index
+// after any sequence of adds, triggers and removals.
 func TestCountsFollowChanges(t *testing.T) {
 	r := New()
 	ws := []*rec{{name: "a"}, {name: "b"}, {name: "c"}}

@@ -1,0 +1,84 @@
+package quorum
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// zxidWaits are callers waiting until a zxid is applied here (FSM.WaitApplied). The
+// apply path looks at it only when someone waits: it stores lastZxid, then reads n; a
+// waiter adds itself (n), then reads lastZxid, so one of the two always sees the other.
+type zxidWaits struct {
+	n  atomic.Int32
+	mu sync.Mutex
+	w  []zxidWait
+}
+
+type zxidWait struct {
+	zxid int64
+	ch   chan struct{}
+}
+
+func (z *zxidWaits) add(zxid int64) chan struct{} {
+	ch := make(chan struct{})
+	z.mu.Lock()
+	z.w = append(z.w, zxidWait{zxid: zxid, ch: ch})
+	z.n.Store(int32(len(z.w)))
+	z.mu.Unlock()
+	return ch
+}
+
+// release wakes the waits satisfied by zxid having been applied.
+func (z *zxidWaits) release(zxid int64) {
+	if z.n.Load() == 0 {
+		return
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	kept := z.w[:0]
+	for _, w := range z.w {
+		if w.zxid <= zxid {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(z.w[len(kept):])
+	z.w = kept
+	z.n.Store(int32(len(kept)))
+}
+
+func (z *zxidWaits) remove(ch chan struct{}) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	for i, w := range z.w {
+		if w.ch == ch {
+			z.w = append(z.w[:i], z.w[i+1:]...)
+			z.n.Store(int32(len(z.w)))
+			return
+		}
+	}
+}
+
+// WaitApplied waits until this member has applied zxid, for at most timeout, and
+// reports whether it has.
+func (f *FSM) WaitApplied(zxid int64, timeout time.Duration) bool {
+	if f.LastZxid() >= zxid {
+		return true
+	}
+	ch := f.zxidWaits.add(zxid)
+	if f.LastZxid() >= zxid { // applied while the wait was being added
+		f.zxidWaits.remove(ch)
+		return true
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		f.zxidWaits.remove(ch)
+		return f.LastZxid() >= zxid
+	}
+}
