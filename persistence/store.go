@@ -22,7 +22,8 @@ import (
 //	            it into log/ once.
 //	snapshots/  hashicorp/raft's file snapshot store: one directory per snapshot with
 //	            meta.json (index, term, membership, size, CRC-64 of state.bin) and
-//	            state.bin (quorum's state machine snapshot, see quorum/snapshot.go)
+//	            state.bin (quorum's state machine snapshot, see quorum/snapshot.go),
+//	            sent to the disk a MiB at a time as it is written (pacedSnapshots)
 //
 // Open refuses a store that is damaged or has a gap between its newest snapshot and
 // its log, with a *CorruptError naming the file: zkraft never starts from partial data.
@@ -30,7 +31,7 @@ type Store struct {
 	Dir       string
 	Log       raft.LogStore // wrap it in raft.NewLogCache
 	Stable    raft.StableStore
-	Snapshots *raft.FileSnapshotStore
+	Snapshots raft.SnapshotStore // raft's file snapshot store, its writing paced (pacedSnapshots)
 	bolt      *raftboltdb.BoltStore
 	wal       *WAL
 }
@@ -69,10 +70,12 @@ func Open(dir string, retain int, logger hclog.Logger) (*Store, error) {
 		return nil, err
 	}
 	s.Log = s.wal
-	if s.Snapshots, err = raft.NewFileSnapshotStoreWithLogger(dir, retain, logger); err != nil {
+	files, err := raft.NewFileSnapshotStoreWithLogger(dir, retain, logger)
+	if err != nil {
 		s.Close()
 		return nil, err
 	}
+	s.Snapshots = &pacedSnapshots{FileSnapshotStore: files, dir: SnapshotDir(dir)}
 	if err := s.verify(); err != nil {
 		s.Close()
 		return nil, err

@@ -181,6 +181,9 @@ func (b *bench) runCell(t *target, w *workload, sessions int) stats {
 		return stats{err: fmt.Errorf("skipped: %w", t.down)}
 	}
 	members := byRole(t.members)
+	if b.cfg.onLeader {
+		members = members[len(members)-1:]
+	}
 	at := roundRobin(sessions, len(members))
 	if w.place != nil {
 		at = w.place(sessions, len(members))

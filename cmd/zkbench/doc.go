@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	zkbench [--targets zkraft,zookeeper [--zkraft-binary bin/zkraft] [--cluster 3|5] | --addr host:port[,host:port...] [--pid N]]
+//	zkbench [--targets zkraft,zookeeper [--zkraft-binary bin/zkraft] [--cluster 3|5 [--on-leader]] | --addr host:port[,host:port...] [--pid N]]
 //	        [--sessions 1,16,64] [--duration 5s] [--warmup 2s] [--depth 4]
 //	        [--workloads create,set,get,exists,getChildren,delete,multi,mixed,lock,watch,visibility-watch,visibility-poll]
 //	        [--value-size 100] [--idle 10s] [--json results.json] [--quiet]
@@ -31,6 +31,8 @@
 // followers first and the leader last, as their srvr says, and session i goes to member
 // i mod N of that order: the same session has the same role on both targets, and a
 // 1-session cell runs on a follower (as two of three clients do in production).
+// --on-leader puts every session on the leader instead: the leader's own write path,
+// without the forwarding hop (the write-path issue's "through the leader" figures).
 //
 // Before the first cell each server gets the read data set (100 dirs of 10 nodes each,
 // --value-size bytes per node, created with multis) and --warmup of the mixed workload,

@@ -26,7 +26,8 @@ type config struct {
 	warmup    time.Duration // untimed mixed load per target before the first cell
 	workloads []string
 	valueSize int
-	depth     int // requests in flight per session
+	depth     int  // requests in flight per session
+	onLeader  bool // with cluster: every session on the leader instead of spread over the members
 	jsonPath  string
 	idle      time.Duration // measure each target's CPU while idle for this long first (0: no)
 	logf      func(format string, args ...any)
@@ -54,6 +55,8 @@ func (c *config) validate() error {
 		return errors.New("--cluster: must be 0, 3 or 5")
 	case len(c.storage) > 0 && (c.addr != "" || c.cluster != 0):
 		return errors.New("--storage: starts its own standalone servers (not with --addr or --cluster)")
+	case c.onLeader && c.cluster == 0:
+		return errors.New("--on-leader: only with --cluster")
 	case c.cluster != 0 && c.addr != "":
 		return errors.New("--cluster: not with --addr (give the members comma-separated in --addr)")
 	case len(c.sessions) == 0:
@@ -102,6 +105,7 @@ func parseFlags(cfg *config, args []string) error {
 	fs.StringVar(&cfg.addr, "addr", "", "benchmark an already running server at host:port instead of --targets")
 	fs.IntVar(&cfg.pid, "pid", 0, "with --addr: the server's pid, to report its RSS")
 	fs.IntVar(&cfg.cluster, "cluster", 0, "start each target as a cluster of this many members (3 or 5; 0: standalone); sessions spread over the members")
+	fs.BoolVar(&cfg.onLeader, "on-leader", false, "with --cluster: put every session on the leader (the leader's own write path; the default spreads them, as real clients land)")
 	fs.StringVar(&cfg.zkraftBin, "zkraft-binary", siblingBinary("zkraft"), "zkraft binary to benchmark (empty: build ./cmd/zkraft)")
 	sessions := fs.String("sessions", joinInts(cfg.sessions), "session counts, comma separated; one measurement per count")
 	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "timed duration of each workload x sessions cell")

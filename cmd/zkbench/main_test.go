@@ -204,7 +204,11 @@ func TestFlags(t *testing.T) {
 	if !slices.Equal(cfg.sessions, []int{2, 8}) || !slices.Equal(cfg.workloads, []string{"get", "lock"}) || cfg.duration != time.Second {
 		t.Errorf("parsed %+v", cfg)
 	}
-	for _, bad := range [][]string{{"--workloads", "nope"}, {"--targets", "etcd"}, {"--sessions", "0"}, {"--depth", "0"}} {
+	cfg = defaultConfig()
+	if err := parseFlags(&cfg, []string{"--cluster", "3", "--on-leader"}); err != nil || !cfg.onLeader {
+		t.Errorf("--cluster 3 --on-leader: %v, onLeader %v", err, cfg.onLeader)
+	}
+	for _, bad := range [][]string{{"--workloads", "nope"}, {"--targets", "etcd"}, {"--sessions", "0"}, {"--depth", "0"}, {"--on-leader"}} {
 		cfg := defaultConfig()
 		if err := parseFlags(&cfg, bad); err == nil {
 			t.Errorf("%q accepted", bad)

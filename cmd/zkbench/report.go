@@ -109,8 +109,15 @@ var metrics = []metric{
 // column per target and the ratio first/second (zkraft/zookeeper with the default order).
 func (r *report) writeTable(out io.Writer) {
 	cfg := r.cfg
-	fmt.Fprintf(out, "zkbench: %s, %v per cell, %d requests in flight per session, values of %d bytes\n\n",
-		r.started.Format(time.DateTime), cfg.duration, cfg.depth, cfg.valueSize)
+	where := "one server"
+	switch {
+	case cfg.cluster > 0 && cfg.onLeader:
+		where = fmt.Sprintf("%d members, every session on the leader", cfg.cluster)
+	case cfg.cluster > 0:
+		where = fmt.Sprintf("%d members, sessions spread over them (followers first)", cfg.cluster)
+	}
+	fmt.Fprintf(out, "zkbench: %s, %s, %v per cell, %d requests in flight per session, values of %d bytes\n\n",
+		r.started.Format(time.DateTime), where, cfg.duration, cfg.depth, cfg.valueSize)
 	ratio := len(r.targets) == 2
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// Two header lines: metric groups, then targets.

@@ -27,12 +27,17 @@ import (
 //     the longest and the p99.9 set latency;
 //   - snapshot size: the newest snapshot file on disk 5 s after the window;
 //   - restart: SIGKILL, then the time from starting the process again until it serves and
-//     a read of the last node written answers.
+//     a read of the last node written answers;
+//   - quiet tail: after the restart, with snapCount raised past anything written, the
+//     same writers for storageQuiet: the p99 set latency without snapshots. The longest
+//     write of the snapshot window over it is the snapshot stall ("max/quiet p99").
 const (
 	storageWindow   = 15 * time.Second
 	storageSessions = 8
 	storageFanout   = 1000 // children per dir
 	storageSnap     = "20000"
+	storageNoSnap   = "1000000000"
+	storageQuiet    = 10 * time.Second
 )
 
 type storageResult struct {
@@ -45,6 +50,8 @@ type storageResult struct {
 	Writes      uint64  `json:"writes"`
 	SnapBytes   int64   `json:"snapshot_bytes"`
 	RestartSec  float64 `json:"restart_seconds"`
+	QuietP99Ms  float64 `json:"quiet_p99_write_ms"`
+	QuietMaxMs  float64 `json:"quiet_max_write_ms"`
 	Error       string  `json:"error,omitempty"`
 }
 
@@ -127,11 +134,67 @@ func measureStorage(cfg config, name string, n int) (r storageResult) {
 	r.RSSBytes = rss(srv.Cmd.Process.Pid)
 
 	// Writes while snapshots of the whole tree are taken.
+	hist, writes, err := writeWindow(conns, paths, value, storageWindow)
+	if err != nil {
+		r.Error = "writes: " + err.Error()
+		return r
+	}
+	r.MaxStallMs = float64(hist.max) / float64(time.Millisecond)
+	r.P999Ms = float64(hist.quantile(0.999)) / float64(time.Millisecond)
+	r.Writes = writes
+	time.Sleep(5 * time.Second) // a snapshot being written when the window closed finishes
+	r.SnapBytes = newestSnapshotSize(name, srv.DataDir)
+
+	// Restart after a crash, with snapshots off from then on (snapCount past anything
+	// the quiet window writes).
+	last := paths[len(paths)-1]
+	closeAll(conns)
+	conns = nil
+	srv.Kill()
+	if err := srv.SetConfig("snapCount", storageNoSnap); err != nil {
+		r.Error = "restart: " + err.Error()
+		return r
+	}
+	start = time.Now()
+	if err := srv.Restart(true); err != nil {
+		r.Error = "restart: " + err.Error()
+		return r
+	}
+	c, err := connect(srv.Addr)
+	if err != nil {
+		r.Error = "restart: " + err.Error()
+		return r
+	}
+	defer c.Close()
+	if _, _, err := c.Get(last); err != nil {
+		r.Error = "restart: read " + last + ": " + err.Error()
+		return r
+	}
+	r.RestartSec = time.Since(start).Seconds()
+
+	// The same writes on the same tree without snapshots: the tail to hold the snapshot
+	// window's against.
+	if conns, err = connectAll([]string{srv.Addr}, roundRobin(storageSessions, 1)); err != nil {
+		r.Error = "quiet: " + err.Error()
+		return r
+	}
+	quiet, _, err := writeWindow(conns, paths, value, storageQuiet)
+	if err != nil {
+		r.Error = "quiet writes: " + err.Error()
+		return r
+	}
+	r.QuietP99Ms = float64(quiet.quantile(0.99)) / float64(time.Millisecond)
+	r.QuietMaxMs = float64(quiet.max) / float64(time.Millisecond)
+	return r
+}
+
+// writeWindow has every session set pseudo-random nodes, one in flight each, for d.
+func writeWindow(conns []*zk.Conn, paths []string, value []byte, d time.Duration) (histogram, uint64, error) {
 	var hist histogram
 	var mu sync.Mutex
 	var writes atomic.Uint64
 	var werr atomic.Value
-	deadline := time.Now().Add(storageWindow)
+	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
 	for i, c := range conns {
 		wg.Add(1)
@@ -156,37 +219,9 @@ func measureStorage(cfg config, name string, n int) (r storageResult) {
 	}
 	wg.Wait()
 	if e, ok := werr.Load().(error); ok {
-		r.Error = "writes: " + e.Error()
-		return r
+		return hist, 0, e
 	}
-	r.MaxStallMs = float64(hist.max) / float64(time.Millisecond)
-	r.P999Ms = float64(hist.quantile(0.999)) / float64(time.Millisecond)
-	r.Writes = writes.Load()
-	time.Sleep(5 * time.Second) // a snapshot being written when the window closed finishes
-	r.SnapBytes = newestSnapshotSize(name, srv.DataDir)
-
-	// Restart after a crash.
-	last := paths[len(paths)-1]
-	closeAll(conns)
-	conns = nil
-	srv.Kill()
-	start = time.Now()
-	if err := srv.Restart(true); err != nil {
-		r.Error = "restart: " + err.Error()
-		return r
-	}
-	c, err := connect(srv.Addr)
-	if err != nil {
-		r.Error = "restart: " + err.Error()
-		return r
-	}
-	defer c.Close()
-	if _, _, err := c.Get(last); err != nil {
-		r.Error = "restart: read " + last + ": " + err.Error()
-		return r
-	}
-	r.RestartSec = time.Since(start).Seconds()
-	return r
+	return hist, writes.Load(), nil
 }
 
 // newestSnapshotSize is the size of the newest snapshot file: zkraft's state.bin, or
@@ -218,14 +253,15 @@ func writeStorageTable(out io.Writer, cfg config, rs []storageResult) {
 	fmt.Fprintf(out, "zkbench storage: %s, values of %d bytes, snapCount %s, %d writers for %v\n\n",
 		time.Now().Format("2006-01-02 15:04:05"), cfg.valueSize, storageSnap, storageSessions, storageWindow)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "znodes\ttarget\tload s\tRSS MiB\tmax write ms\tp99.9 write ms\twrites\tsnapshot MiB\trestart s\t")
+	fmt.Fprintln(tw, "znodes\ttarget\tload s\tRSS MiB\tmax write ms\tp99.9 write ms\twrites\tsnapshot MiB\trestart s\tquiet p99 ms\tquiet max ms\tmax/quiet p99\t")
 	for _, r := range rs {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%d\t%s\tFAILED: %s\t\t\t\t\t\t\t\n", r.Znodes, r.Target, r.Error)
+			fmt.Fprintf(tw, "%d\t%s\tFAILED: %s\t\t\t\t\t\t\t\t\t\t\n", r.Znodes, r.Target, r.Error)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%d\t%.1f\t%.1f\t%d\t%.1f\t%.2f\t\n", r.Znodes, r.Target, r.LoadSeconds,
-			r.RSSBytes>>20, r.MaxStallMs, r.P999Ms, r.Writes, float64(r.SnapBytes)/(1<<20), r.RestartSec)
+		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%d\t%.1f\t%.1f\t%d\t%.1f\t%.2f\t%.2f\t%.1f\t%.1f\t\n", r.Znodes, r.Target, r.LoadSeconds,
+			r.RSSBytes>>20, r.MaxStallMs, r.P999Ms, r.Writes, float64(r.SnapBytes)/(1<<20), r.RestartSec,
+			r.QuietP99Ms, r.QuietMaxMs, ratio(r.MaxStallMs, r.QuietP99Ms))
 	}
 	tw.Flush()
 	// Ratios zkraft/zookeeper per size.
@@ -250,8 +286,16 @@ func writeStorageTable(out io.Writer, cfg config, rs []storageResult) {
 			}
 			return fmt.Sprintf("%.2fx", x/y)
 		}
-		fmt.Fprintf(out, "  %d znodes: RSS %s, max write %s, p99.9 write %s, writes %s, snapshot %s, restart %s\n", n,
-			q(float64(a.RSSBytes), float64(b.RSSBytes)), q(a.MaxStallMs, b.MaxStallMs), q(a.P999Ms, b.P999Ms),
+		fmt.Fprintf(out, "  %d znodes: RSS %s, max write %s (max/quiet p99 %.1f vs %.1f), p99.9 write %s, writes %s, snapshot %s, restart %s\n", n,
+			q(float64(a.RSSBytes), float64(b.RSSBytes)), q(a.MaxStallMs, b.MaxStallMs), ratio(a.MaxStallMs, a.QuietP99Ms), ratio(b.MaxStallMs, b.QuietP99Ms), q(a.P999Ms, b.P999Ms),
 			q(float64(a.Writes), float64(b.Writes)), q(float64(a.SnapBytes), float64(b.SnapBytes)), q(a.RestartSec, b.RestartSec))
 	}
+}
+
+// ratio is x/y, or 0 where y is 0.
+func ratio(x, y float64) float64 {
+	if y == 0 {
+		return 0
+	}
+	return x / y
 }

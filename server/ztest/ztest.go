@@ -41,6 +41,7 @@ type Server struct {
 	Cmd     *exec.Cmd
 
 	tmp     string
+	cfg     string // zoo.cfg
 	command func() *exec.Cmd
 	waited  chan struct{}
 	logf    func(format string, args ...any)
@@ -231,7 +232,7 @@ func start(name string, opts Options, base func(string, int) map[string]string, 
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	s := &Server{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, DataDir: dataDir, tmp: tmp, logf: opts.Logf,
+	s := &Server{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, DataDir: dataDir, tmp: tmp, cfg: cfg, logf: opts.Logf,
 		command: func() *exec.Cmd { return command(cfg, tmp) }}
 	if err := s.launch(); err != nil {
 		return nil, err
@@ -329,6 +330,29 @@ func (s *Server) Restart(wait bool) error {
 		return s.awaitServing(60 * time.Second)
 	}
 	return nil
+}
+
+// SetConfig changes one zoo.cfg key of a stopped or killed server; the next Restart
+// reads it.
+func (s *Server) SetConfig(key, value string) error {
+	select {
+	case <-s.waited:
+	default:
+		return fmt.Errorf("ztest: %s on %s is still running", s.Name, s.Addr)
+	}
+	b, err := os.ReadFile(s.cfg)
+	if err != nil {
+		return err
+	}
+	keys := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			keys[k] = v
+		}
+	}
+	keys[key] = value
+	_, err = writeConfig(s.tmp, s.Port, keys, nil)
+	return err
 }
 
 // Running reports whether the process has not exited.
