@@ -89,20 +89,21 @@ func (c *conn) Notify(ev *jute.WatcherEvent, zxid int64) {
 func (c *conn) send(frame []byte) {
 	if !c.out.push(frame) {
 		c.srv.log.Warn("closing slow client: too much queued for it", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()))
-		c.close("slow consumer")
+		c.close(closedSlowClient)
 	}
 }
 
-// close tears the connection down at once.
-func (c *conn) close(why string) {
+// close tears the connection down at once; the first reason given is the one counted.
+func (c *conn) close(why closeReason) {
 	c.once.Do(func() {
 		close(c.done)
+		c.srv.stats.closed[why].Add(1)
 		// Forget the connection before the socket closes, so a client that sees the
 		// close never finds it still listed (stat, cons) or counted.
 		c.srv.removeConn(c)
 		c.srv.node.FSM.Watches.RemoveWatcher(c)
 		c.nc.Close()
-		c.srv.log.Debug("connection closed", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()), "why", why)
+		c.srv.log.Debug("connection closed", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()), "why", why.String())
 	})
 }
 
@@ -110,12 +111,13 @@ func (c *conn) close(why string) {
 func (c *conn) closeAfterFlush() { c.out.closeAfter() }
 
 func (c *conn) serve() {
-	defer c.close("connection ended")
 	br := bufio.NewReaderSize(c.nc, 64*1024)
 	if handled := c.maybeFourLetter(br); handled {
+		c.close(closedFourLetter)
 		return
 	}
 	if !c.handshake(br) {
+		c.close(closedHandshake)
 		return
 	}
 	go c.writeLoop()
@@ -137,6 +139,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		frame, err := jute.ReadFrame(br, buf, c.srv.cfg.MaxBuffer)
 		if err != nil {
 			c.logReadErr(err)
+			c.close(readReason(err))
 			return
 		}
 		buf = frame[:0]
@@ -144,6 +147,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		c.srv.stats.received.Add(1)
 		p, ok := c.decode(frame)
 		if !ok {
+			c.close(closedBadFrame)
 			return
 		}
 		if !c.readOnly {
@@ -314,14 +318,14 @@ func (c *conn) respond(p *pending) bool {
 		// Outcome unknown (lost leadership, shutting down), or the write was refused as
 		// out of its connection's order: ConnectionLoss, as ZooKeeper.
 		c.srv.log.Warn("closing connection: proposal failed", "session", fmt.Sprintf("0x%x", c.sessionID()), "err", err)
-		c.close("proposal failed")
+		c.close(closedProposalFailed)
 		return false
 	}
 	res := p.future.Response().(*quorum.Result)
 	if res.Err == jute.ErrSessionMoved {
 		// The client reattached through another member; like ZooKeeper, close this
 		// connection instead of answering.
-		c.close("session moved to another server")
+		c.close(closedSessionMoved)
 		return false
 	}
 	if p.op == jute.OpReconfig && res.Err == jute.OK {
@@ -354,15 +358,16 @@ func (c *conn) writeLoop() {
 		frames, closing := c.out.take()
 		if len(frames) > 0 {
 			bufs := net.Buffers(frames)
+			c.nc.SetWriteDeadline(time.Now().Add(writeDeadline))
 			if _, err := bufs.WriteTo(c.nc); err != nil {
-				c.close("write failed")
+				c.close(writeReason(err))
 				return
 			}
 			c.sent.Add(int64(len(frames)))
 			c.srv.stats.sent.Add(int64(len(frames)))
 		}
 		if closing {
-			c.close("closed after reply")
+			c.close(closedAfterReply)
 			return
 		}
 	}

@@ -57,7 +57,7 @@ func (s *Server) isReadOnly() bool {
 // a handshake racing with the switch sees no leader and no read-only mode yet and is
 // refused.
 func (s *Server) enterReadOnly() {
-	s.dropClients("no quorum")
+	s.dropClients(closedReadOnlyChange)
 	s.mu.Lock()
 	s.local = map[int64]*localSession{}
 	s.mu.Unlock()
@@ -79,7 +79,7 @@ func (s *Server) leaveReadOnly() {
 	s.mu.Unlock()
 	s.log.Info("leader found: read-only mode ends, dropping read-only clients", "count", len(conns))
 	for _, c := range conns {
-		c.close("read-only mode ended")
+		c.close(closedReadOnlyChange)
 	}
 }
 

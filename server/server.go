@@ -232,7 +232,7 @@ func (s *Server) watchQuorum() {
 		case s.cfg.ReadOnlyMode && time.Since(lost) >= readOnlyDelay(s.cfg.TickTime):
 			s.enterReadOnly()
 		case time.Since(lost) > leaderlessGrace(s.node.HeartbeatTimeout()):
-			if n := s.dropClients("no quorum"); n > 0 {
+			if n := s.dropClients(closedNoQuorum); n > 0 {
 				s.log.Warn("no leader: dropped client connections", "count", n)
 			}
 		}
@@ -294,12 +294,12 @@ func (s *Server) swap(id int64, c *conn) *conn {
 
 func closeReplaced(old *conn) {
 	if old != nil {
-		old.close("session moved to a new connection")
+		old.close(closedSessionMoved)
 	}
 }
 
 // dropClients closes every client connection and says how many there were.
-func (s *Server) dropClients(why string) int {
+func (s *Server) dropClients(why closeReason) int {
 	conns := s.connList()
 	for _, c := range conns {
 		c.close(why)
@@ -333,7 +333,7 @@ func (s *Server) sessionMoved(id int64, owner string) {
 		return
 	}
 	s.log.Info("session moved to another server", "session", fmt.Sprintf("0x%x", id), "server", owner)
-	c.close("session moved to another server")
+	c.close(closedSessionMoved)
 }
 
 // stateRestored runs after a snapshot from the leader replaced this member's state while
@@ -351,7 +351,7 @@ func (s *Server) stateRestored() {
 	s.log.Info("state replaced by the leader's snapshot: dropping client connections", "count", len(conns),
 		"zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()))
 	for _, c := range conns {
-		c.close("state replaced by a snapshot")
+		c.close(closedStateReplaced)
 	}
 }
 
@@ -390,7 +390,7 @@ func (s *Server) Close() error {
 		hs.Close()
 	}
 	for _, c := range conns {
-		c.close("server shutting down")
+		c.close(closedShutdown)
 	}
 	s.wg.Wait()
 	if s.node != nil {

@@ -416,4 +416,7 @@ func TestSlowConsumerIsDisconnected(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if n := s.stats.closed[closedSlowClient].Load(); n != 1 {
+		t.Errorf("%d closes counted as slow_client, want 1", n)
+	}
 }

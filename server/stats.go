@@ -10,6 +10,7 @@ import (
 type stats struct {
 	received, sent       atomic.Int64
 	authFailed, rejected atomic.Int64
+	closed               closedCounts // connections closed, by reason
 
 	mu                    sync.Mutex
 	count                 int64

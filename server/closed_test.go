@@ -1,0 +1,121 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+func TestReadReasons(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want closeReason
+	}{
+		{io.EOF, closedByClient},
+		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), closedByClient},
+		{&jute.ErrFrameTooLarge{Len: 1 << 30, Max: 1 << 20}, closedBadFrame},
+		{fmt.Errorf("read tcp: %w", os.ErrDeadlineExceeded), closedIdle},
+		{&os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}, closedByClient},
+		{fmt.Errorf("something else"), closedReadError},
+	} {
+		if got := readReason(c.err); got != c.want {
+			t.Errorf("readReason(%v) = %s, want %s", c.err, got, c.want)
+		}
+	}
+	if writeReason(fmt.Errorf("write: %w", os.ErrDeadlineExceeded)) != closedWriteTimeout || writeReason(io.ErrClosedPipe) != closedWriteFailed {
+		t.Error("writeReason does not tell a timeout from a failure")
+	}
+	for r := closeReason(0); r < numCloseReasons; r++ {
+		if r.String() == "" {
+			t.Errorf("close reason %d has no name", r)
+		}
+	}
+}
+
+// awaitClosed waits until n connections were closed for reason r.
+func awaitClosed(t *testing.T, s *Server, r closeReason, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); s.stats.closed[r].Load() < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections closed as %s, want %d", s.stats.closed[r].Load(), r, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A client that stops reading while less than the queue limit waits for it is closed
+// once one write to it has been blocked for writeDeadline; the close is counted as a
+// write timeout and shows in /metrics, and other clients are served meanwhile.
+func TestWriteDeadlineClosesAStuckClient(t *testing.T) {
+	old := writeDeadline
+	writeDeadline = 300 * time.Millisecond
+	defer func() { writeDeadline = old }()
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	big := make([]byte, 1000000)
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: big, Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("create: %d", h.Err)
+	}
+	var frames []byte
+	for i := 0; i < 24; i++ { // 24 MB of replies, under maxQueuedBytes, never read
+		c.xid++
+		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/big"})
+	}
+	c.nc.Write(frames)
+	other := dial(t, s.Addr().String())
+	other.connect(0, nil)
+	if h := other.call(jute.OpExists, &jute.ExistsRequest{Path: "/big"}, &jute.ExistsResponse{}); h.Err != 0 {
+		t.Fatalf("other client: %d", h.Err)
+	}
+	awaitClosed(t, s, closedWriteTimeout, 1)
+	if n := s.stats.closed[closedSlowClient].Load(); n != 0 {
+		t.Errorf("%d slow-client closes: the queue limit was not reached", n)
+	}
+	rec := httptest.NewRecorder()
+	s.writeMetrics(rec, nil)
+	if body := rec.Body.String(); !strings.Contains(body, `connections_closed_total{reason="write_timeout"} 1`+"\n") {
+		t.Errorf("/metrics has no write_timeout close:\n%s", body)
+	}
+}
+
+// Each way a connection ends is counted under its own reason.
+func TestCloseReasonsCounted(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.MaxBuffer = 4096 })
+	bad := dial(t, s.Addr().String())
+	bad.connect(0, nil)
+	bad.nc.Write([]byte{0x00, 0x10, 0x00, 0x00})
+	awaitClosed(t, s, closedBadFrame, 1)
+
+	left := dial(t, s.Addr().String())
+	left.connect(0, nil)
+	left.nc.Close()
+	awaitClosed(t, s, closedByClient, 1)
+
+	bye := dial(t, s.Addr().String())
+	bye.connect(0, nil)
+	bye.call(jute.OpCloseSession, nil, nil)
+	awaitClosed(t, s, closedAfterReply, 1)
+
+	ruok := dial(t, s.Addr().String())
+	ruok.nc.Write([]byte("ruok"))
+	awaitClosed(t, s, closedFourLetter, 1)
+
+	for r := closeReason(0); r < numCloseReasons; r++ {
+		want := int64(0)
+		switch r {
+		case closedBadFrame, closedByClient, closedAfterReply, closedFourLetter:
+			want = 1
+		}
+		if got := s.stats.closed[r].Load(); got != want {
+			t.Errorf("%s: %d closes, want %d", r, got, want)
+		}
+	}
+}
