@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,38 +137,6 @@ type forwarder struct {
 	touched map[int64]int32 // sessions heard from since the last ping to the leader
 }
 
-// peerStream is one TCP stream from this member to the member it takes for the leader.
-type peerStream struct {
-	conn   net.Conn
-	leader string
-	wmu    sync.Mutex // one frame at a time
-	bw     *bufio.Writer
-	broken atomic.Bool
-	// leftAt (unix ns; 0: not left) is when the member said it no longer leads, or
-	// refused a proposal as not the leader; no new proposal goes on the stream after it
-	// (those on it still get their answers).
-	leftAt atomic.Int64
-}
-
-// leave marks the stream left, at the first call.
-func (s *peerStream) leave() { s.leftAt.CompareAndSwap(0, time.Now().UnixNano()) }
-
-func (s *peerStream) left() bool { return s.leftAt.Load() != 0 }
-
-// peerWriteTimeout bounds every flush on a peer stream: a member that stops reading is
-// dropped, not waited for.
-const peerWriteTimeout = 5 * time.Second
-
-func (s *peerStream) write(kind byte, body []byte) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.conn.SetWriteDeadline(time.Now().Add(peerWriteTimeout))
-	if err := writeFrame(s.bw, kind, body); err != nil {
-		return err
-	}
-	return s.bw.Flush()
-}
-
 // newForwarder starts the system Seq at the clock, so a restarted server never waits on
 // an entry its previous run forwarded with the same Seq (the log may still replay it).
 func newForwarder(n *Node) *forwarder {
@@ -300,7 +267,7 @@ func (fw *forwarder) redial() bool {
 	if st != nil {
 		fw.breakStream(st, fmt.Errorf("%w: the leader changed", ErrNoLeader))
 	}
-	nst := &peerStream{conn: c, leader: string(id), bw: bufio.NewWriter(c)}
+	nst := newPeerStream(c, string(id))
 	fw.mu.Lock()
 	fw.st = nst
 	close(fw.changed)
