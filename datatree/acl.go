@@ -229,6 +229,10 @@ func checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
 	return jute.ErrNoAuth
 }
 
+// Permitted reports whether c holds perm in acl by checkACL's rules; the watch layer
+// asks it of an event's ACL (Event.ACL) before delivering the event.
+func Permitted(acl []jute.ACL, perm int32, c Caller) bool { return checkACL(acl, perm, c) == jute.OK }
+
 // RedactACL is what getACL returns to a caller without ADMIN on the node (3.8,
 // FinalRequestProcessor): digest ids keep the user and lose the hash ("user:x").
 func RedactACL(acl []jute.ACL) []jute.ACL {

@@ -141,7 +141,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, n *node, err jute.Code
 	}
 	t.link(parent, path, n)
 	return path, n, jute.OK, []Event{
-		{Type: jute.EventNodeCreated, Path: path},
-		{Type: jute.EventNodeChildrenChanged, Path: eventParent(parentPath)},
+		{Type: jute.EventNodeCreated, Path: path, ACL: t.acls.get(n.acl)},
+		{Type: jute.EventNodeChildrenChanged, Path: eventParent(parentPath), ACL: t.acls.get(parent.acl)},
 	}
 }

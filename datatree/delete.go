@@ -51,9 +51,10 @@ func (t *Tree) removeNode(zxid int64, parentPath string, parent *node, path stri
 		ps.Pzxid = zxid
 		t.setStat(parent, ps)
 	}
+	acl := t.acls.get(n.acl) // before unlink releases it
 	t.unlink(parent, path, n)
 	return []Event{
-		{Type: jute.EventNodeDeleted, Path: path},
-		{Type: jute.EventNodeChildrenChanged, Path: eventParent(parentPath)},
+		{Type: jute.EventNodeDeleted, Path: path, ACL: acl},
+		{Type: jute.EventNodeChildrenChanged, Path: eventParent(parentPath), ACL: t.acls.get(parent.acl)},
 	}
 }

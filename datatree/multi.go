@@ -3,10 +3,11 @@ package datatree
 import "github.com/zkraft/zkraft/jute"
 
 // multiCreateOp is how ZooKeeper's MultiOperationRecord re-types a create: it rebuilds
-// each create with Op.create(flags), so the op code comes from the flags, not the
-// header. A create2 inside a multi is a plain create (its result carries no stat), a
-// container flag makes it createContainer, and a createTTL whose flags are not TTL
-// loses its ttl. A TTL flag on a record without a ttl makes ZooKeeper fail the whole
+// each create with Op.create, so a container or TTL flag decides the op code whatever
+// the header says. A create2 stays a create2, whose result carries the new node's stat
+// (ZooKeeper 3.8.2 and 3.9.0, ZOOKEEPER-4026; 3.8.0 made it a plain create, without
+// stat); a container flag makes createContainer, and a createTTL whose flags are not
+// TTL loses its ttl. A TTL flag on a record without a ttl makes ZooKeeper fail the whole
 // request with a marshalling error (ok false).
 func multiCreateOp(op int32, req jute.Record) (int32, jute.Record, bool) {
 	var flags int32
@@ -36,6 +37,8 @@ func multiCreateOp(op int32, req jute.Record) (int32, jute.Record, bool) {
 		return jute.OpCreateTTL, req, true
 	case m.container:
 		return jute.OpCreateContainer, req, true
+	case op == jute.OpCreate2:
+		return jute.OpCreate2, req, true
 	}
 	return jute.OpCreate, req, true
 }
@@ -48,8 +51,8 @@ func multiCreateOp(op int32, req jute.Record) (int32, jute.Record, bool) {
 // its code, the rest with ErrRuntimeInconsistency.
 //
 // On success the results are typed as ZooKeeper's OpResult classes serialise: a create
-// is OpCreate with a CreateResponse, a container or TTL create is OpCreate2 with a
-// Create2Response, setData is OpSetData with a SetDataResponse, delete and check carry
+// is OpCreate with a CreateResponse, a create2, container or TTL create is OpCreate2
+// with a Create2Response, setData is OpSetData with a SetDataResponse, delete and check carry
 // no record. Events are those of every op, in order.
 //
 // An op that cannot be in a write multi (reads included: ZooKeeper refuses to mix
@@ -110,7 +113,7 @@ func multiResult(op int32, resp jute.Record) jute.MultiResult {
 	switch op {
 	case jute.OpCreate:
 		return jute.MultiResult{Type: jute.OpCreate, Resp: resp}
-	case jute.OpCreateContainer, jute.OpCreateTTL:
+	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 		return jute.MultiResult{Type: jute.OpCreate2, Resp: resp}
 	case jute.OpSetData:
 		return jute.MultiResult{Type: jute.OpSetData, Resp: resp}

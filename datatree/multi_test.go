@@ -16,7 +16,7 @@ func TestMultiSuccess(t *testing.T) {
 	resp, code, ev := f.tree.Apply(tx, jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
 		mop(jute.OpCreate, &jute.CreateRequest{Path: "/m", Acl: world}),
 		mop(jute.OpCreate, &jute.CreateRequest{Path: "/m/child", Acl: world, Flags: jute.FlagPersistentSequential}), // sees /m
-		mop(jute.OpCreate2, &jute.CreateRequest{Path: "/m2", Acl: world}),                                           // re-typed as create
+		mop(jute.OpCreate2, &jute.CreateRequest{Path: "/m2", Acl: world}),                                           // stays create2 (ZOOKEEPER-4026)
 		mop(jute.OpCreateContainer, &jute.CreateRequest{Path: "/mc", Acl: world, Flags: jute.FlagContainer}),
 		mop(jute.OpCreateTTL, &jute.CreateTTLRequest{Path: "/mt", Acl: world, Flags: jute.FlagPersistentWithTTL, Ttl: 100}),
 		mop(jute.OpSetData, &jute.SetDataRequest{Path: "/x", Data: []byte("v"), Version: 0}),
@@ -27,7 +27,7 @@ func TestMultiSuccess(t *testing.T) {
 		t.Fatal(code)
 	}
 	res := resp.(*jute.MultiResponse).Results
-	types := []int32{jute.OpCreate, jute.OpCreate, jute.OpCreate, jute.OpCreate2, jute.OpCreate2, jute.OpSetData, jute.OpCheck, jute.OpDelete}
+	types := []int32{jute.OpCreate, jute.OpCreate, jute.OpCreate2, jute.OpCreate2, jute.OpCreate2, jute.OpSetData, jute.OpCheck, jute.OpDelete}
 	for i, r := range res {
 		if r.Type != types[i] || r.Err != jute.OK {
 			t.Errorf("result %d: %+v, want type %d", i, r, types[i])
@@ -35,6 +35,9 @@ func TestMultiSuccess(t *testing.T) {
 	}
 	if p := res[1].Resp.(*jute.CreateResponse).Path; p != "/m/child0000000000" {
 		t.Errorf("sequential in multi %s", p)
+	}
+	if c2, ok := res[2].Resp.(*jute.Create2Response); !ok || c2.Path != "/m2" || c2.Stat.Czxid != tx.Zxid || c2.Stat.EphemeralOwner != 0 {
+		t.Errorf("create2 result %+v, want the path and stat", res[2].Resp)
 	}
 	if c2 := res[3].Resp.(*jute.Create2Response); c2.Path != "/mc" || c2.Stat.Czxid != tx.Zxid {
 		t.Errorf("container result %+v", c2)
@@ -45,7 +48,7 @@ func TestMultiSuccess(t *testing.T) {
 	if res[6].Resp != nil || res[7].Resp != nil {
 		t.Errorf("check/delete carry records")
 	}
-	if len(ev) != 2*5+1+2 || ev[0] != (Event{jute.EventNodeCreated, "/m"}) || ev[len(ev)-2] != (Event{jute.EventNodeDeleted, "/x"}) {
+	if len(ev) != 2*5+1+2 || !sameEvent(ev[0], Event{Type: jute.EventNodeCreated, Path: "/m"}) || !sameEvent(ev[len(ev)-2], Event{Type: jute.EventNodeDeleted, Path: "/x"}) {
 		t.Errorf("events %v", ev)
 	}
 	if _, code := f.tree.Stat("/x"); code != jute.ErrNoNode {

@@ -1,6 +1,7 @@
 package datatree
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/zkraft/zkraft/jute"
@@ -160,8 +161,8 @@ func TestStatsThroughLifecycle(t *testing.T) {
 	if got := resp.(*jute.Create2Response); got.Path != "/a" || got.Stat != want {
 		t.Fatalf("create2: %+v, want %+v", got, want)
 	}
-	wantEv := []Event{{jute.EventNodeCreated, "/a"}, {jute.EventNodeChildrenChanged, "/"}}
-	if len(ev) != 2 || ev[0] != wantEv[0] || ev[1] != wantEv[1] {
+	wantEv := []Event{{Type: jute.EventNodeCreated, Path: "/a"}, {Type: jute.EventNodeChildrenChanged, Path: "/"}}
+	if len(ev) != 2 || !sameEvent(ev[0], wantEv[0]) || !sameEvent(ev[1], wantEv[1]) {
 		t.Fatalf("events %v", ev)
 	}
 	root := f.stat("/")
@@ -175,7 +176,7 @@ func TestStatsThroughLifecycle(t *testing.T) {
 	if got := resp.(*jute.SetDataResponse).Stat; got != want {
 		t.Fatalf("setData: %+v, want %+v", got, want)
 	}
-	if len(ev) != 1 || ev[0] != (Event{jute.EventNodeDataChanged, "/a"}) {
+	if len(ev) != 1 || !sameEvent(ev[0], Event{Type: jute.EventNodeDataChanged, Path: "/a"}) {
 		t.Fatalf("setData events %v", ev)
 	}
 
@@ -189,7 +190,7 @@ func TestStatsThroughLifecycle(t *testing.T) {
 	f.mustCreate("/b/c", 0)
 	tx3 := f.txn(anyone)
 	_, code, ev = f.tree.Apply(tx3, jute.OpDelete, &jute.DeleteRequest{Path: "/b/c", Version: -1})
-	if code != jute.OK || len(ev) != 2 || ev[0] != (Event{jute.EventNodeDeleted, "/b/c"}) || ev[1] != (Event{jute.EventNodeChildrenChanged, "/b"}) {
+	if code != jute.OK || len(ev) != 2 || !sameEvent(ev[0], Event{Type: jute.EventNodeDeleted, Path: "/b/c"}) || !sameEvent(ev[1], Event{Type: jute.EventNodeChildrenChanged, Path: "/b"}) {
 		t.Fatalf("delete: %v %v", code, ev)
 	}
 	// A delete moves pzxid, leaves the stored cversion: client cversion 1*2-0 = 2.
@@ -327,15 +328,15 @@ func TestCloseSession(t *testing.T) {
 	tx := f.txn(Caller{})
 	ev := f.tree.CloseSession(tx, 1)
 	want := []Event{
-		{jute.EventNodeDeleted, "/a/x0000000001"}, {jute.EventNodeChildrenChanged, "/a"},
-		{jute.EventNodeDeleted, "/a/y"}, {jute.EventNodeChildrenChanged, "/a"},
-		{jute.EventNodeDeleted, "/b/z"}, {jute.EventNodeChildrenChanged, "/b"},
+		{Type: jute.EventNodeDeleted, Path: "/a/x0000000001"}, {Type: jute.EventNodeChildrenChanged, Path: "/a"},
+		{Type: jute.EventNodeDeleted, Path: "/a/y"}, {Type: jute.EventNodeChildrenChanged, Path: "/a"},
+		{Type: jute.EventNodeDeleted, Path: "/b/z"}, {Type: jute.EventNodeChildrenChanged, Path: "/b"},
 	}
 	if len(ev) != len(want) {
 		t.Fatalf("events %v", ev)
 	}
 	for i := range want {
-		if ev[i] != want[i] {
+		if !sameEvent(ev[i], want[i]) {
 			t.Fatalf("events %v, want %v", ev, want)
 		}
 	}
@@ -347,5 +348,45 @@ func TestCloseSession(t *testing.T) {
 	}
 	if ev := f.tree.CloseSession(f.txn(Caller{}), 1); ev != nil {
 		t.Fatalf("second close %v", ev)
+	}
+}
+
+// Every event carries the ACL the node it is about had at the change (ZOOKEEPER-4799:
+// DataTree passes it to triggerWatch): the new node's for created, the parent's for
+// children-changed, the node's last one for deleted, even when a later op of the same
+// multi changes it.
+func TestEventsCarryTheACLAtTheChange(t *testing.T) {
+	f := newFixture(t)
+	readers := aclOf(jute.PermRead|jute.PermWrite|jute.PermDelete|jute.PermCreate, "ip", "10.0.0.0/8")
+	f.mustCreate("/p", 0)
+	_, code, ev := f.apply(anyone, jute.OpCreate, &jute.CreateRequest{Path: "/p/c", Acl: readers})
+	if code != jute.OK || len(ev) != 2 || !reflect.DeepEqual(ev[0].ACL, readers) || !reflect.DeepEqual(ev[1].ACL, world) {
+		t.Fatalf("create: %v %+v", code, ev)
+	}
+	_, _, ev = f.apply(anyone, jute.OpSetACL, &jute.SetACLRequest{Path: "/p", Acl: readers, Version: -1})
+	if ev != nil {
+		t.Fatalf("setACL fires nothing, got %+v", ev)
+	}
+	_, code, ev = f.apply(anyone, jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+		mop(jute.OpCreate, &jute.CreateRequest{Path: "/q", Acl: world}),
+		mop(jute.OpSetData, &jute.SetDataRequest{Path: "/q", Data: []byte("x"), Version: -1}),
+		mop(jute.OpDelete, &jute.DeleteRequest{Path: "/q", Version: -1}),
+		mop(jute.OpCreate, &jute.CreateRequest{Path: "/q", Acl: readers}),
+	}})
+	if code != jute.OK || len(ev) != 7 {
+		t.Fatalf("multi: %v %+v", code, ev)
+	}
+	for i, want := range [][]jute.ACL{world, world, world, world, world, readers, world} {
+		if !reflect.DeepEqual(ev[i].ACL, want) {
+			t.Errorf("multi event %d (%d %s): ACL %v, want %v", i, ev[i].Type, ev[i].Path, ev[i].ACL, want)
+		}
+	}
+
+	s := Caller{Session: 7, Ids: []jute.Id{{Scheme: "ip", Id: "10.1.2.3"}}}
+	f.mustCreateAs(s, "/p/e", jute.FlagEphemeral, readers)
+	ev = f.tree.CloseSession(f.txn(Caller{}), 7)
+	if len(ev) != 2 || ev[0].Type != jute.EventNodeDeleted || !reflect.DeepEqual(ev[0].ACL, readers) ||
+		!reflect.DeepEqual(ev[1].ACL, readers) {
+		t.Fatalf("ephemeral's deletion at session close: %+v", ev)
 	}
 }

@@ -29,6 +29,10 @@ type Options struct {
 type Event struct {
 	Type int32  // jute.EventNodeCreated, EventNodeDeleted, EventNodeDataChanged, EventNodeChildrenChanged
 	Path string // for EventNodeChildrenChanged, the parent
+	// ACL is the ACL of the node at Path when the change happened (a deleted node's last
+	// one, the parent's for EventNodeChildrenChanged): ZooKeeper 3.8.4 and 3.9.2
+	// deliver an event only to watchers with READ in it (ZOOKEEPER-4799). Read-only.
+	ACL []jute.ACL
 }
 
 // Tree is the znode tree. It is not safe for concurrent use: one writer, or readers

@@ -25,7 +25,7 @@ func (t *Tree) setDataOp(tx Txn, r *jute.SetDataRequest) (*jute.SetDataResponse,
 	t.setStat(n, st)
 	t.setData(n, r.Data)
 	return &jute.SetDataResponse{Stat: t.clientStat(n)}, jute.OK,
-		[]Event{{Type: jute.EventNodeDataChanged, Path: r.Path}}
+		[]Event{{Type: jute.EventNodeDataChanged, Path: r.Path, ACL: t.acls.get(n.acl)}}
 }
 
 // setACLOp is the setACL case of pRequest2Txn then DataTree.setACL. Order: path, the
@@ -91,5 +91,5 @@ func (t *Tree) SetConfig(tx Txn, data []byte) (jute.Stat, []Event) {
 	st.Mzxid = tx.Zxid
 	t.setStat(n, st)
 	t.setData(n, data)
-	return t.clientStat(n), []Event{{Type: jute.EventNodeDataChanged, Path: ConfigPath}}
+	return t.clientStat(n), []Event{{Type: jute.EventNodeDataChanged, Path: ConfigPath, ACL: t.acls.get(n.acl)}}
 }

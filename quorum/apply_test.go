@@ -134,3 +134,51 @@ func TestApplyBatchOfConfigurations(t *testing.T) {
 		t.Fatalf("responses %v, zxid %d, applied index %d", out, f.LastZxid(), f.appliedIndex.Load())
 	}
 }
+
+// callerRecorder is a recorder with an identity, as the server's connections have.
+type callerRecorder struct {
+	recorder
+	who datatree.Caller
+}
+
+func (c *callerRecorder) Caller() datatree.Caller { return c.who }
+
+// A watch notification carries the zxid of the entry that fired it, every event of a
+// multi the same (ZOOKEEPER-4655), and goes only to watchers that may read the node by
+// the ACL it had at the change (ZOOKEEPER-4799).
+func TestWatchEventsCarryTheirEntrysZxidAndACL(t *testing.T) {
+	f := NewFSM(datatree.Options{ExtendedTypes: true})
+	anon, plain := &callerRecorder{}, &recorder{}
+	for _, w := range []watch.Watcher{anon, plain} {
+		f.Watches.Add(w, "/", watch.PersistentRecursive)
+		f.Watches.Add(w, "/a", watch.Child)
+	}
+	hidden := []jute.ACL{{Perms: jute.PermRead, Id: jute.Id{Scheme: "ip", Id: "10.0.0.1"}},
+		{Perms: jute.PermAll &^ jute.PermRead, Id: jute.Id{Scheme: "world", Id: "anyone"}}}
+	res := applyAll(t, f, []*Entry{
+		{Session: 0x100, Op: jute.OpCreateSession, Time: 1, Req: &SessionRequest{Timeout: 4000, Password: make([]byte, 16)}},
+		{Session: 0x100, Op: jute.OpCreate, Time: 2, Req: &jute.CreateRequest{Path: "/a", Acl: open}},
+		{Session: 0x100, Op: jute.OpMulti, Time: 3, Req: &jute.MultiRequest{Ops: []jute.MultiOp{
+			{Type: jute.OpCreate, Req: &jute.CreateRequest{Path: "/a/x", Acl: open}},
+			{Type: jute.OpCreate, Req: &jute.CreateRequest{Path: "/a/y", Acl: hidden, Flags: jute.FlagEphemeral}}}}},
+		{Session: 0x100, Op: jute.OpCloseSession, Time: 4},
+	})
+	a, m, c := res[1].Zxid, res[2].Zxid, res[3].Zxid
+	if res[2].Err != jute.OK || res[3].Err != jute.OK || !(a < m && m < c) {
+		t.Fatalf("results %+v %+v %+v", res[1], res[2], res[3])
+	}
+	ev := func(path string, typ int32, zxid int64) string { return fmt.Sprintf("%s %d %d", path, typ, zxid) }
+	want := []string{
+		ev("/a", jute.EventNodeCreated, a),
+		ev("/a/x", jute.EventNodeCreated, m), ev("/a", jute.EventNodeChildrenChanged, m),
+		ev("/a/y", jute.EventNodeCreated, m),
+		ev("/a/y", jute.EventNodeDeleted, c),
+	}
+	if !reflect.DeepEqual(plain.got, want) {
+		t.Errorf("watcher without identity:\n got %q\nwant %q", plain.got, want)
+	}
+	want = want[:3] // no READ on /a/y: neither its creation nor its deletion
+	if !reflect.DeepEqual(anon.got, want) {
+		t.Errorf("watcher without READ on /a/y:\n got %q\nwant %q", anon.got, want)
+	}
+}

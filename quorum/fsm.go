@@ -24,8 +24,9 @@ type Result struct {
 	Resp jute.Record
 }
 
-// Caller is implemented by watchers that have an identity; persistent watches are
-// delivered to them only if they may read the changed node.
+// Caller is implemented by watchers that have an identity: a watch event is delivered
+// to them only if they may read the node it is about, by the ACL it had at the change
+// (ZooKeeper 3.8.4 and 3.9.2, ZOOKEEPER-4799). A watcher without one gets every event.
 type Caller interface {
 	Caller() datatree.Caller
 }
@@ -86,7 +87,6 @@ type FSM struct {
 	logger *slog.Logger
 
 	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
-	canRead  watch.ReadCheck
 }
 
 // NewFSM returns a state machine with a fresh tree.
@@ -105,15 +105,13 @@ func NewFSM(opts datatree.Options) *FSM {
 		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpCheck, jute.OpMulti, jute.OpDeleteContainer} {
 		f.handlers[op] = f.applyTree
 	}
-	f.canRead = func(w watch.Watcher, path string) bool {
-		c, ok := w.(Caller)
-		if !ok {
-			return true
-		}
-		code := f.tree.CheckACL(path, jute.PermRead, c.Caller())
-		return code == jute.OK || code == jute.ErrNoNode
-	}
 	return f
+}
+
+// mayRead is the FSM's watch.ReadCheck: may w read a node whose ACL is acl.
+func mayRead(w watch.Watcher, acl []jute.ACL) bool {
+	c, ok := w.(Caller)
+	return !ok || datatree.Permitted(acl, jute.PermRead, c.Caller())
 }
 
 // LastZxid is the zxid of the last applied entry.

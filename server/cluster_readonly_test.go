@@ -91,7 +91,6 @@ func TestReadOnlyMemberServesReadOnlyClients(t *testing.T) {
 		{jute.OpDelete, &jute.DeleteRequest{Path: "/ro/kid", Version: -1}},
 		{jute.OpSetACL, &jute.SetACLRequest{Path: "/ro", Acl: openACL, Version: -1}},
 		{jute.OpSync, &jute.SyncRequest{Path: "/"}},
-		{jute.OpCheck, &jute.CheckVersionRequest{Path: "/ro", Version: 0}},
 		{jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{{Type: jute.OpCheck, Req: &jute.CheckVersionRequest{Path: "/ro"}}}}},
 		{jute.OpReconfig, &jute.ReconfigRequest{CurConfigId: -1}},
 	} {
@@ -152,6 +151,16 @@ func TestReadOnlyMemberServesReadOnlyClients(t *testing.T) {
 	if r := dial(t, addr).tryConnect(readOnlyConnect(ro.sid, ro.pw)); r == nil || r.TimeOut != 0 {
 		t.Fatalf("closed local session reattached: %+v", r)
 	}
+	// A check outside a multi is no request at all since ZooKeeper 3.9.3 (ZOOKEEPER-2623):
+	// Unimplemented at zxid -1 and the connection closed, before read-only mode looks at it.
+	chk := dial(t, addr)
+	if r := chk.tryConnect(readOnlyConnect(0, nil)); r == nil || !r.ReadOnly {
+		t.Fatalf("read-only session: %+v", r)
+	}
+	if h := chk.call(jute.OpCheck, &jute.CheckVersionRequest{Path: "/ro", Version: 0}, nil); h.Err != int32(jute.ErrUnimplemented) || h.Zxid != -1 {
+		t.Errorf("check outside multi in read-only mode: %+v, want Unimplemented at zxid -1", h)
+	}
+	expectClosed(t, chk, 5*time.Second, "connection that sent a check outside a multi")
 
 	// Back in the quorum: read-only clients are dropped; a client that asks for a
 	// read-only session now gets a read-write one.

@@ -12,7 +12,9 @@ import (
 
 // Version is what zkraft reports as its ZooKeeper version (srvr, envi, mntr). Clients
 // parse the leading x.y.z to decide which operations they may use; zkraft speaks the
-// 3.9 client protocol with 3.8 semantics, so it reports the 3.8 line it is tested against.
+// 3.9 client protocol with 3.8 semantics, and 3.9's where 3.9 changed a rule that 3.8
+// clients do not notice (docs/compatibility.md), so it reports the 3.8 line it is
+// tested against.
 const Version = "3.8.0-zkraft-0.1.0"
 
 // Config is the server's configuration; cmd/zkraft fills it from zoo.cfg, flags and
@@ -37,6 +39,11 @@ type Config struct {
 	// ReconfigEnabled lets a super user (or one with WRITE on /zookeeper/config) change
 	// a cluster's membership with reconfig (reconfigEnabled, off by default as in 3.8).
 	ReconfigEnabled bool
+	// ExistsACLCheck (zookeeper.enableExistsACLCheck) makes exists need READ on a node
+	// that exists, as ZooKeeper 3.9.2 and 3.8.4 do (ZOOKEEPER-2590); off, exists answers
+	// anyone, as 3.8.0 to 3.8.3 did. ZooKeeper has no switch for it; DefaultConfig turns
+	// it on.
+	ExistsACLCheck bool
 	// ReadOnlyMode (readonlymode.enabled) lets a cluster member that has lost its quorum
 	// serve clients that ask for a read-only session from its own state, as ZooKeeper's
 	// read-only server does (readonly.go). Off, such a member serves nobody.
@@ -76,6 +83,7 @@ func DefaultConfig() Config {
 		MaxClientCnxns:         60,
 		FourLetterWhitelist:    []string{"srvr"},
 		ExtendedTypes:          true,
+		ExistsACLCheck:         true,
 		MaxBuffer:              jute.DefaultMaxBuffer,
 		ContainerCheckInterval: time.Minute,
 		SnapCount:              100000,

@@ -61,6 +61,7 @@ type pending struct {
 	future  quorum.Future // writes: the proposal
 	err     jute.Code     // answered without a read or a proposal (e.g. unknown op)
 	close   bool          // close the connection after the reply (closeSession, auth failure, unknown op)
+	invalid bool          // not a request type ZooKeeper takes (Request.isValid): err is Unimplemented, close is set
 	start   time.Time
 	barrier chan struct{} // closed by the responder when every earlier write is answered
 }
@@ -187,10 +188,12 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 	}
 	p := &pending{xid: h.Xid, op: h.Type, start: time.Now()}
 	req, known := jute.NewRequest(h.Type)
-	if !known {
-		// ZooKeeper answers an op it does not know with Unimplemented and closes the
-		// connection once that reply is written (UnimplementedRequestProcessor).
-		p.err, p.close = jute.ErrUnimplemented, true
+	if !known || h.Type == jute.OpCheck {
+		// ZooKeeper answers an op it does not take with Unimplemented at zxid -1, without
+		// reading its body, and closes the connection once that reply is written
+		// (Request.isValid, UnimplementedRequestProcessor). Since 3.9.3 and 3.8.5 a check
+		// outside a multi is one of them (ZOOKEEPER-2623); a check inside a multi stays.
+		p.err, p.close, p.invalid = jute.ErrUnimplemented, true, true
 		return p, true
 	}
 	if req != nil {
@@ -241,7 +244,7 @@ func (c *conn) process(p *pending) bool {
 	case jute.OpSASL:
 		p.err = jute.ErrAuthFailed
 	}
-	if c.readOnly {
+	if c.readOnly && !p.invalid {
 		c.refuseWrite(p)
 	} else if p.err == jute.OK && (jute.IsWrite(p.op) || p.op == jute.OpSync) {
 		caller := c.Caller()
@@ -263,6 +266,8 @@ func (c *conn) process(p *pending) bool {
 	}
 	defer c.srv.observe(p)
 	switch {
+	case p.invalid:
+		c.reply(p.xid, -1, p.err, nil)
 	case p.err != jute.OK:
 		c.reply(p.xid, c.srv.node.FSM.LastZxid(), p.err, nil)
 	case p.op == jute.OpAuth:

@@ -15,15 +15,7 @@ func (c *conn) read(t *datatree.Tree, p *pending, zxid int64) (jute.Code, jute.R
 	case jute.OpPing, jute.OpAuth:
 		return jute.OK, nil
 	case jute.OpExists:
-		r := p.req.(*jute.ExistsRequest)
-		st, code := t.Stat(r.Path)
-		if r.Watch && (code == jute.OK || code == jute.ErrNoNode) {
-			c.watches().Add(c, r.Path, watch.Data)
-		}
-		if code != jute.OK {
-			return code, nil
-		}
-		return jute.OK, &jute.ExistsResponse{Stat: st}
+		return c.exists(t, p.req.(*jute.ExistsRequest))
 	case jute.OpGetData:
 		r := p.req.(*jute.GetDataRequest)
 		return c.getData(t, r.Path, r.Watch)
@@ -60,13 +52,19 @@ func (c *conn) read(t *datatree.Tree, p *pending, zxid int64) (jute.Code, jute.R
 		return jute.OK, &jute.WhoAmIResponse{ClientInfo: c.whoAmI()}
 	case jute.OpCheckWatches:
 		r := p.req.(*jute.CheckWatchesRequest)
-		if !c.watches().Has(c, r.Path, r.Type) {
+		switch {
+		case !watch.KnownType(r.Type):
+			return jute.ErrMarshallingError, nil
+		case !c.watches().Has(c, r.Path, r.Type):
 			return jute.ErrNoWatcher, nil
 		}
 		return jute.OK, nil
 	case jute.OpRemoveWatches:
 		r := p.req.(*jute.RemoveWatchesRequest)
-		if !c.watches().Remove(c, r.Path, r.Type) {
+		switch {
+		case !watch.KnownType(r.Type):
+			return jute.ErrMarshallingError, nil
+		case !c.watches().Remove(c, r.Path, r.Type):
 			return jute.ErrNoWatcher, nil
 		}
 		return jute.OK, nil
@@ -101,6 +99,25 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// exists answers a node's stat, or NoNode and then its watch waits for the creation. With
+// ExistsACLCheck, a node that exists needs READ (ZooKeeper 3.9.2, ZOOKEEPER-2590): NoAuth
+// sets no watch. A missing node is never checked, so anyone may still wait for it.
+func (c *conn) exists(t *datatree.Tree, r *jute.ExistsRequest) (jute.Code, jute.Record) {
+	st, code := t.Stat(r.Path)
+	if code == jute.OK && c.srv.cfg.ExistsACLCheck {
+		if code := t.CheckACL(r.Path, jute.PermRead, c.Caller()); code != jute.OK {
+			return code, nil
+		}
+	}
+	if r.Watch && (code == jute.OK || code == jute.ErrNoNode) {
+		c.watches().Add(c, r.Path, watch.Data)
+	}
+	if code != jute.OK {
+		return code, nil
+	}
+	return jute.OK, &jute.ExistsResponse{Stat: st}
 }
 
 func (c *conn) getData(t *datatree.Tree, path string, w bool) (jute.Code, jute.Record) {

@@ -34,9 +34,11 @@ const (
 	childKinds = Child | Persistent | PersistentRecursive
 )
 
-// ReadCheck says whether w may read path; persistent watches are delivered only to
-// watchers that may (ZooKeeper checks READ before delivering them).
-type ReadCheck func(w Watcher, path string) bool
+// ReadCheck says whether w may read a node whose ACL is acl. An event is delivered
+// only to the watchers that may read the node it is about, with the ACL the node had
+// when the change happened (ZooKeeper 3.8.4 and 3.9.2, ZOOKEEPER-4799: ServerCnxn.process
+// checks READ for every watch, one-shot ones included; before, 3.8.0 checked nothing).
+type ReadCheck func(w Watcher, acl []jute.ACL) bool
 
 // Registry holds every watch of one server. It has its own lock because reads register
 // watches concurrently under the state machine's read lock.
@@ -57,7 +59,9 @@ func New() *Registry {
 	return &Registry{paths: map[string]map[Watcher]Kind{}, byConn: map[Watcher]map[string]Kind{}}
 }
 
-// Add registers a watch of kind k on path for w. Adding a watch w already has is a no-op.
+// Add registers a watch of kind k on path for w. Adding a watch w already has is a no-op;
+// a watch of another kind is added beside the ones w has there (ZooKeeper 3.9,
+// ZOOKEEPER-4466; 3.8 kept one mode per watcher and path, the last one set).
 func (r *Registry) Add(w Watcher, path string, k Kind) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -128,7 +132,13 @@ func managers(k Kind) int {
 // deleted fires data and child watches on it; children-changed (path = the parent)
 // fires child watches; persistent watches on the path see all four; recursive watches
 // on the path or an ancestor see all but children-changed.
-func (r *Registry) Trigger(evType int32, path string, zxid int64, canRead ReadCheck) {
+//
+// A watch may be of several kinds at once (ZooKeeper 3.9, ZOOKEEPER-4466): a one-shot
+// and a persistent watch on one path fire one notification, and only the one-shot kind
+// is used up. acl is the ACL of the node the event is about at the change (the parent's
+// for children-changed); a watcher canRead refuses gets nothing, and its one-shot watch
+// is used up all the same, as ZooKeeper removes it before the check.
+func (r *Registry) Trigger(evType int32, path string, zxid int64, acl []jute.ACL, canRead ReadCheck) {
 	var oneShot Kind
 	switch evType {
 	case jute.EventNodeCreated, jute.EventNodeDataChanged:
@@ -144,13 +154,10 @@ func (r *Registry) Trigger(evType int32, path string, zxid int64, canRead ReadCh
 	var targets []Watcher
 	seen := map[Watcher]bool{}
 	for w, k := range r.paths[path] {
-		fire := false
+		fire := k&Persistent != 0 || (k&PersistentRecursive != 0 && evType != jute.EventNodeChildrenChanged)
 		if k&oneShot != 0 {
 			r.clear(w, path, oneShot)
 			fire = true
-		}
-		if k&Persistent != 0 || (k&PersistentRecursive != 0 && evType != jute.EventNodeChildrenChanged) {
-			fire = fire || canRead == nil || canRead(w, path)
 		}
 		if fire && !seen[w] {
 			seen[w] = true
@@ -160,7 +167,7 @@ func (r *Registry) Trigger(evType int32, path string, zxid int64, canRead ReadCh
 	if r.nRecurs > 0 && evType != jute.EventNodeChildrenChanged {
 		for p := parentOf(path); p != ""; p = parentOf(p) {
 			for w, k := range r.paths[p] {
-				if k&PersistentRecursive != 0 && !seen[w] && (canRead == nil || canRead(w, path)) {
+				if k&PersistentRecursive != 0 && !seen[w] {
 					seen[w] = true
 					targets = append(targets, w)
 				}
@@ -170,7 +177,9 @@ func (r *Registry) Trigger(evType int32, path string, zxid int64, canRead ReadCh
 	r.mu.Unlock()
 	ev := &jute.WatcherEvent{Type: evType, State: jute.StateSyncConnected, Path: path}
 	for _, w := range targets {
-		w.Notify(ev, zxid)
+		if canRead == nil || canRead(w, acl) {
+			w.Notify(ev, zxid)
+		}
 	}
 }
 
@@ -186,7 +195,10 @@ func parentOf(p string) string {
 	return p[:i]
 }
 
-// kindsOf maps a removeWatches/checkWatches watcher type to the kinds it covers.
+// kindsOf maps a removeWatches/checkWatches watcher type to the kinds it covers, by
+// ZooKeeper 3.9's rules (ZOOKEEPER-4471, ZOOKEEPER-4472): Children and Data cover the
+// one-shot watches only, Persistent and PersistentRecursive one persistent kind each,
+// Any all. 0 is a type ZooKeeper does not know.
 func kindsOf(wtype int32) Kind {
 	switch wtype {
 	case jute.WatcherChildren:
@@ -203,6 +215,12 @@ func kindsOf(wtype int32) Kind {
 	return 0
 }
 
+// KnownType reports whether wtype is one of ZooKeeper's WatcherType values (Children 1,
+// Data 2, Any 3, Persistent 4, PersistentRecursive 5). ZooKeeper answers a
+// checkWatches or removeWatches of any other type with MarshallingError
+// (WatcherType.fromInt throws); 3.8 knew only 1 to 3.
+func KnownType(wtype int32) bool { return kindsOf(wtype) != 0 }
+
 // Has reports whether w has a watch of watcher type wtype on path (checkWatches).
 func (r *Registry) Has(w Watcher, path string, wtype int32) bool {
 	r.mu.Lock()
@@ -211,7 +229,8 @@ func (r *Registry) Has(w Watcher, path string, wtype int32) bool {
 }
 
 // Remove removes w's watches of watcher type wtype on path and reports whether there
-// were any (removeWatches answers NoWatcher when there were none).
+// were any (removeWatches answers NoWatcher when there were none). The watches of other
+// kinds w has on path stay.
 func (r *Registry) Remove(w Watcher, path string, wtype int32) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()

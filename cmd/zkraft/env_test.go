@@ -149,3 +149,42 @@ func TestReadOnlyModeSettings(t *testing.T) {
 		t.Fatal("--read-only-mode ignored")
 	}
 }
+
+// exists needs READ unless zookeeper.enableExistsACLCheck=false comes as a -D property,
+// a zoo.cfg key (with or without "zookeeper.", as ZooKeeper's zoo.cfg prefixes unknown
+// keys) or --exists-acl-check=false.
+func TestExistsACLCheckSettings(t *testing.T) {
+	load := func(env map[string]string, configPath string, args ...string) server.Config {
+		t.Helper()
+		cmd := newStartCommand()
+		if err := cmd.Flags().Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		var flags server.Config
+		flags.ExistsACLCheck, _ = cmd.Flags().GetBool("exists-acl-check")
+		cfg, _, err := loadConfig(cmd, configPath, envOf(env), &flags, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if !load(nil, "").ExistsACLCheck {
+		t.Fatal("exists must need READ by default")
+	}
+	if load(map[string]string{"JVMFLAGS": "-Dzookeeper.enableExistsACLCheck=false"}, "").ExistsACLCheck {
+		t.Fatal("-Dzookeeper.enableExistsACLCheck=false ignored")
+	}
+	for _, key := range []string{"enableExistsACLCheck", "zookeeper.enableExistsACLCheck"} {
+		path := filepath.Join(t.TempDir(), "zoo.cfg")
+		os.WriteFile(path, []byte(key+"=false\n"), 0o644)
+		if load(nil, path).ExistsACLCheck {
+			t.Fatalf("zoo.cfg %s=false ignored", key)
+		}
+		if !load(nil, path, "--exists-acl-check").ExistsACLCheck {
+			t.Fatal("--exists-acl-check did not override zoo.cfg")
+		}
+	}
+	if load(nil, "", "--exists-acl-check=false").ExistsACLCheck {
+		t.Fatal("--exists-acl-check=false ignored")
+	}
+}

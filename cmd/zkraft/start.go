@@ -68,6 +68,7 @@ func newStartCommand() *cobra.Command {
 	f.StringSliceVar(&servers, "servers", nil, "cluster members as server.N=host:peerPort:electionPort[:observer][;clientPort], comma-separated")
 	f.StringSliceVar(&flagCfg.FourLetterWhitelist, "4lw-whitelist", flagCfg.FourLetterWhitelist, "four-letter words allowed (4lw.commands.whitelist)")
 	f.BoolVar(&flagCfg.ReadOnlyMode, "read-only-mode", false, "serve read-only clients while cut off from the quorum (readonlymode.enabled)")
+	f.BoolVar(&flagCfg.ExistsACLCheck, "exists-acl-check", flagCfg.ExistsACLCheck, "exists needs READ on a node that exists, as ZooKeeper 3.9.2 (zookeeper.enableExistsACLCheck)")
 	return cmd
 }
 
@@ -100,6 +101,7 @@ func applyFlags(cmd *cobra.Command, cfg, flags *server.Config) {
 	set("4lw-whitelist", func() { cfg.FourLetterWhitelist = flags.FourLetterWhitelist })
 	set("id", func() { cfg.ServerID = flags.ServerID })
 	set("read-only-mode", func() { cfg.ReadOnlyMode = flags.ReadOnlyMode })
+	set("exists-acl-check", func() { cfg.ExistsACLCheck = flags.ExistsACLCheck })
 }
 
 // loadConfig builds the configuration: ZooKeeper's defaults, then the official image's

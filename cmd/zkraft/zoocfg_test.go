@@ -10,6 +10,9 @@ import (
 
 func TestZooCfgKeysWarningsAndErrors(t *testing.T) {
 	cfg := server.DefaultConfig()
+	if !cfg.ExistsACLCheck {
+		t.Fatal("exists must need READ by default, as in ZooKeeper 3.9.2")
+	}
 	warnings, err := parseZooCfg(strings.NewReader(`
 # a comment
 tickTime=500
@@ -17,6 +20,7 @@ clientPort = 2999
 dataDir=/tmp/x
 4lw.commands.whitelist=ruok, srvr
 extendedTypesEnabled=false
+enableExistsACLCheck=false
 initLimit=10
 someFutureKey=1
 server.1=a:2888:3888
@@ -26,7 +30,7 @@ server.2=b:2889:3889:observer;2181
 		t.Fatal(err)
 	}
 	if cfg.TickTime != 500*time.Millisecond || cfg.ClientPort != 2999 || cfg.DataDir != "/tmp/x" ||
-		cfg.ExtendedTypes || strings.Join(cfg.FourLetterWhitelist, ",") != "ruok,srvr" {
+		cfg.ExtendedTypes || cfg.ExistsACLCheck || strings.Join(cfg.FourLetterWhitelist, ",") != "ruok,srvr" {
 		t.Fatalf("parsed %+v", cfg)
 	}
 	joined := strings.Join(warnings, "\n")

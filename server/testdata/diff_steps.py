@@ -104,6 +104,8 @@ do("create ip acl", lambda: zk.create("/ipacl", acl=[make_acl("ip", "127.0.0.0/8
 do("get ip acl", lambda: zk.get("/ipacl"))
 do("create foreign ip acl", lambda: zk.create("/ipacl2", acl=[make_acl("ip", "10.0.0.1", read=True)]))
 do("get foreign ip acl", lambda: zk.get("/ipacl2"))
+# only whether it answered: a stat would rank zxids and times that later lines rank too
+do("exists without READ", lambda: zk.exists("/ipacl2") is not None)
 zk.add_auth("digest", "bob:pw")
 do("create auth acl", lambda: zk.create("/authacl", acl=[make_acl("auth", "", all=True)]))
 do("getacl auth acl", lambda: zk.get_acls("/authacl"))
