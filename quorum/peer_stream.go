@@ -97,7 +97,7 @@ func (s *peerStream) flush() {
 	if err != nil && s.failed == nil {
 		s.failed = err
 	}
-	s.spare = nil // (the buffer pending uses now was the spare)
+	s.spare = nil          // (the buffer pending uses now was the spare)
 	if cap(buf) <= 1<<20 { // a huge group's buffer is not kept
 		s.spare = buf
 	}
