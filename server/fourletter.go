@@ -39,7 +39,11 @@ var fourLetter = map[string]func(s *Server, b *strings.Builder){
 		}
 		b.WriteString("Connection stats reset.\n")
 	},
-	"srst": func(s *Server, b *strings.Builder) { s.stats.reset(); b.WriteString("Server stats reset.\n") },
+	"srst": func(s *Server, b *strings.Builder) {
+		s.stats.reset()
+		s.node.ResetProposalSizes() // as ZooKeeper's leader resets its proposal stats
+		b.WriteString("Server stats reset.\n")
+	},
 	"gtmk": func(s *Server, b *strings.Builder) { b.WriteString(strconv.FormatInt(s.traceMask.Load(), 10)) },
 	// stmk's new mask follows the word as 8 bytes; maybeFourLetter stores it first. zkraft
 	// has no request tracing, so the mask is kept only to be reported, as ZooKeeper does.
@@ -139,6 +143,10 @@ func (s *Server) writeStat(b *strings.Builder, clients bool) {
 	fmt.Fprintf(b, "Zxid: 0x%x\n", s.node.FSM.LastZxid())
 	fmt.Fprintf(b, "Mode: %s\n", s.mode())
 	fmt.Fprintf(b, "Node count: %d\n", s.nodeCount())
+	if s.node.IsLeader() && s.node.IsClustered() {
+		sizes := s.node.ProposalSizes()
+		fmt.Fprintf(b, "Proposal sizes last/min/max: %d/%d/%d\n", sizes.Last, sizes.Min, sizes.Max)
+	}
 }
 
 // describe writes one connection as cons (full) or stat (brief) lists it.
@@ -269,6 +277,10 @@ func (s *Server) monitor() []metric {
 		kv("synced_non_voting_followers", 0)
 		kv("synced_observers", observers)
 		kv("pending_syncs", 0)
+		sizes := s.node.ProposalSizes()
+		kv("last_proposal_size", sizes.Last)
+		kv("max_proposal_size", sizes.Max)
+		kv("min_proposal_size", sizes.Min)
 	}
 	kv("ephemerals_count", ephemerals)
 	kv("approximate_data_size", dataSize)
