@@ -94,7 +94,20 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	c.nc.Write([]byte(b.String()))
+	packets := fourLetterPackets(b.Len())
+	c.sent.Add(packets)
+	c.srv.stats.sent.Add(packets)
 	return true
+}
+
+// fourLetterPackets is how many packets ZooKeeper counts as sent for a four-letter
+// word's answer of n bytes: it writes the answer through an 8 KiB buffer
+// (NIOServerCnxn's PrintWriter over a BufferedWriter over SendBufferWriter) and counts
+// one for every chunk it flushes to the socket, none for an empty answer (hash). mntr's
+// zk_packets_sent and srvr's Sent include them; collectd graphs the rate.
+func fourLetterPackets(n int) int64 {
+	const chunk = 8192
+	return int64((n + chunk - 1) / chunk)
 }
 
 func (s *Server) connList() []*conn {
