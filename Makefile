@@ -4,7 +4,7 @@ BIN      := bin
 PKGS     := ./...
 TIMEOUT  ?= 15m
 
-.PHONY: all build run test deps unit fuzz lint vet fmt verify verify-jute verify-layers bench bench-cluster bench-storage docker clean
+.PHONY: all build run test e2e deps unit fuzz lint vet fmt verify verify-jute verify-layers bench bench-cluster bench-storage docker clean
 
 all: build
 
@@ -25,6 +25,13 @@ deps:
 # real-client and differential tests.
 test: deps verify
 	ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
+
+# Real programs against real zkraft and ZooKeeper 3.8 processes (e2e/), the long forms:
+# standalone and 3 members each, longer load_gen runs. `make test` runs the quick forms.
+# Each scenario logs a line "e2e <scenario>: ..." with its figures.
+E2E_TIMEOUT ?= 20m
+e2e: deps
+	ZKRAFT_E2E=full ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -count=1 -v -timeout $(E2E_TIMEOUT) ./e2e/
 
 unit:
 	$(GO) test -race -timeout $(TIMEOUT) ./jute/... ./datatree/... ./session/... ./watch/... ./quorum/...

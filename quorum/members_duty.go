@@ -21,6 +21,7 @@ func (d *duties) membershipLoop(ctx context.Context) {
 		text := Membership{Peers: n.cfg.Peers}
 		text.sort()
 		body := []byte(text.String()) // the version line is replaced when applied
+		// Not counted in ProposalSizes: ZooKeeper proposes nothing like it.
 		f := n.raft.Apply((&Entry{Op: OpSetConfig, Time: time.Now().UnixMilli(),
 			Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: body, Version: -1}}).Marshal(), 0)
 		if err := f.Error(); err != nil {

@@ -141,6 +141,8 @@ type Node struct {
 	conns atomic.Uint64
 	// peerConns are the members' streams accepted on the peer port, closed with the node.
 	peerConns sync.Map // net.Conn -> struct{}
+	// proposalSizes are the sizes of the entries proposed while leading (mntr, srvr).
+	proposalSizes *proposalSizes
 }
 
 // Open starts a node: with no peers a one-voter Raft cluster over an in-memory
@@ -186,7 +188,7 @@ func Open(cfg Config) (*Node, error) {
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
-	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{})}
+	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes()}
 	n.conns.Store(uint64(time.Now().UnixNano()))
 	logs := &noticedLogs{LogCache: cache}
 	n.catch = newCatchUp(fsm, writingOrStored{logs})
@@ -524,6 +526,10 @@ func (n *Node) watchLeadership() {
 				}
 				n.commits.notify() // the peer streams tell their members (frameLeft)
 				n.duties.stop()
+				// ZooKeeper's are a leader's own: the next leadership starts from -1.
+				// (Cleared on the way out, not on the way in, so that nothing proposed
+				// before this goroutine hears of a new leadership is lost.)
+				n.proposalSizes.reset()
 			}
 		}
 	}

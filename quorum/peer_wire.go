@@ -212,7 +212,7 @@ func (n *Node) servePeer(c net.Conn) {
 			}
 			e.Time = time.Now().UnixMilli()
 			n.judgeReconfig(e)
-			proposals <- proposal{key: key, f: n.raft.Apply(e.restamp(body), 0)}
+			proposals <- proposal{key: key, f: n.applyEntry(e.Op, e.restamp(body))}
 		default:
 			return
 		}

@@ -176,7 +176,7 @@ func (n *Node) path() (path, error) {
 func (n *Node) send(e *Entry, p path) Future {
 	if p.peer == nil {
 		n.judgeReconfig(e)
-		return n.raft.Apply(e.Marshal(), 0)
+		return n.applyEntry(e.Op, e.Marshal())
 	}
 	return n.fwd.send(e, p.peer)
 }

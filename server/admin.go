@@ -188,6 +188,10 @@ func (s *Server) adminStats(withConns bool) map[string]any {
 		"client_response": buffers,
 		"node_count":      s.nodeCount(),
 	}
+	if s.node.IsLeader() && s.node.IsClustered() {
+		sizes := s.node.ProposalSizes()
+		out["proposal_stats"] = map[string]any{"last_buffer_size": sizes.Last, "min_buffer_size": sizes.Min, "max_buffer_size": sizes.Max}
+	}
 	if withConns {
 		out["connections"] = s.adminConns()
 		out["secure_connections"] = []any{}

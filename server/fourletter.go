@@ -39,7 +39,11 @@ var fourLetter = map[string]func(s *Server, b *strings.Builder){
 		}
 		b.WriteString("Connection stats reset.\n")
 	},
-	"srst": func(s *Server, b *strings.Builder) { s.stats.reset(); b.WriteString("Server stats reset.\n") },
+	"srst": func(s *Server, b *strings.Builder) {
+		s.stats.reset()
+		s.node.ResetProposalSizes() // as ZooKeeper's leader resets its proposal stats
+		b.WriteString("Server stats reset.\n")
+	},
 	"gtmk": func(s *Server, b *strings.Builder) { b.WriteString(strconv.FormatInt(s.traceMask.Load(), 10)) },
 	// stmk's new mask follows the word as 8 bytes; maybeFourLetter stores it first. zkraft
 	// has no request tracing, so the mask is kept only to be reported, as ZooKeeper does.
@@ -90,7 +94,20 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	c.nc.Write([]byte(b.String()))
+	packets := fourLetterPackets(b.Len())
+	c.sent.Add(packets)
+	c.srv.stats.sent.Add(packets)
 	return true
+}
+
+// fourLetterPackets is how many packets ZooKeeper counts as sent for a four-letter
+// word's answer of n bytes: it writes the answer through an 8 KiB buffer
+// (NIOServerCnxn's PrintWriter over a BufferedWriter over SendBufferWriter) and counts
+// one for every chunk it flushes to the socket, none for an empty answer (hash). mntr's
+// zk_packets_sent and srvr's Sent include them; collectd graphs the rate.
+func fourLetterPackets(n int) int64 {
+	const chunk = 8192
+	return int64((n + chunk - 1) / chunk)
 }
 
 func (s *Server) connList() []*conn {
@@ -139,6 +156,10 @@ func (s *Server) writeStat(b *strings.Builder, clients bool) {
 	fmt.Fprintf(b, "Zxid: 0x%x\n", s.node.FSM.LastZxid())
 	fmt.Fprintf(b, "Mode: %s\n", s.mode())
 	fmt.Fprintf(b, "Node count: %d\n", s.nodeCount())
+	if s.node.IsLeader() && s.node.IsClustered() {
+		sizes := s.node.ProposalSizes()
+		fmt.Fprintf(b, "Proposal sizes last/min/max: %d/%d/%d\n", sizes.Last, sizes.Min, sizes.Max)
+	}
 }
 
 // describe writes one connection as cons (full) or stat (brief) lists it.
@@ -269,6 +290,10 @@ func (s *Server) monitor() []metric {
 		kv("synced_non_voting_followers", 0)
 		kv("synced_observers", observers)
 		kv("pending_syncs", 0)
+		sizes := s.node.ProposalSizes()
+		kv("last_proposal_size", sizes.Last)
+		kv("max_proposal_size", sizes.Max)
+		kv("min_proposal_size", sizes.Min)
 	}
 	kv("ephemerals_count", ephemerals)
 	kv("approximate_data_size", dataSize)

@@ -32,7 +32,7 @@ func (c *conn) read(t *datatree.Tree, p *pending, zxid int64) (jute.Code, jute.R
 		if code != jute.OK {
 			return code, nil
 		}
-		return jute.OK, &jute.GetChildren2Response{Children: kids, Stat: st}
+		return jute.OK, &jute.GetChildren2Response{Children: kids, Stat: c.shownStat(t, r.Path, st)}
 	case jute.OpGetACL:
 		return c.getACL(t, p.req.(*jute.GetACLRequest).Path)
 	case jute.OpGetAllChildrenNumber:
@@ -117,7 +117,7 @@ func (c *conn) exists(t *datatree.Tree, r *jute.ExistsRequest) (jute.Code, jute.
 	if code != jute.OK {
 		return code, nil
 	}
-	return jute.OK, &jute.ExistsResponse{Stat: st}
+	return jute.OK, &jute.ExistsResponse{Stat: c.shownStat(t, r.Path, st)}
 }
 
 func (c *conn) getData(t *datatree.Tree, path string, w bool) (jute.Code, jute.Record) {
@@ -130,6 +130,9 @@ func (c *conn) getData(t *datatree.Tree, path string, w bool) (jute.Code, jute.R
 	}
 	if w {
 		c.watches().Add(c, path, watch.Data)
+	}
+	if path == datatree.ConfigPath {
+		data, st = configShown(c.srv.cfg.ReconfigEnabled, data, st)
 	}
 	return jute.OK, &jute.GetDataResponse{Data: data, Stat: st}
 }
@@ -161,7 +164,7 @@ func (c *conn) getACL(t *datatree.Tree, path string) (jute.Code, jute.Record) {
 	if t.CheckACL(path, jute.PermAdmin, caller) != jute.OK {
 		acl = datatree.RedactACL(acl)
 	}
-	return jute.OK, &jute.GetACLResponse{Acl: acl, Stat: st}
+	return jute.OK, &jute.GetACLResponse{Acl: acl, Stat: c.shownStat(t, path, st)}
 }
 
 // setWatches restores a reconnecting client's watches with ZooKeeper's relativeZxid

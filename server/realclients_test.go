@@ -154,6 +154,7 @@ var zkCliScript = strings.Join([]string{
 	"removewatches /c",
 	"removewatches /c",
 	"config",
+	"get -s /zookeeper/config",
 	"printwatches off",
 	"version",
 	"get /nope",
