@@ -114,12 +114,13 @@ type chOutcome struct {
 	orphans   int // parts of those set aside when the table was attached again
 	rows      [2]int
 	reconnect [2]time.Duration // from the leader kill to each replica's next acknowledged insert
+	onLeader  int              // ClickHouse sessions on the leader when it was killed (ClickHouse chooses its member)
 	elapsed   time.Duration
 }
 
 func (o *chOutcome) figures() string {
-	return fmt.Sprintf("[%s: %d inserts acknowledged (%d attempts retried, %d of them \"Unknown status\", %d orphan parts set aside), rows r1=%d r2=%d, first insert after the leader kill r1=%v r2=%v, run %v]",
-		o.backend, o.acked, o.failures, o.unknown, o.orphans, o.rows[0], o.rows[1], o.reconnect[0].Round(10*time.Millisecond),
+	return fmt.Sprintf("[%s: %d inserts acknowledged (%d attempts retried, %d of them \"Unknown status\", %d orphan parts set aside), rows r1=%d r2=%d, %d of 2 sessions on the killed leader, first insert after the kill r1=%v r2=%v, run %v]",
+		o.backend, o.acked, o.failures, o.unknown, o.orphans, o.rows[0], o.rows[1], o.onLeader, o.reconnect[0].Round(10*time.Millisecond),
 		o.reconnect[1].Round(10*time.Millisecond), o.elapsed.Round(100*time.Millisecond))
 }
 
@@ -144,7 +145,7 @@ func runClickHouse(t *testing.T, c *ztest.Cluster, plan chPlan) *chOutcome {
 	o.contents = append(o.contents, visibilityAndDedup(t, pair, plan)...)
 	o.contents = append(o.contents, alterAndMutate(t, pair, plan)...)
 	w := runWorkload(t, c, pair, plan)
-	o.acked, o.failures, o.reconnect = w.acked, w.failures, w.reconnect()
+	o.acked, o.failures, o.reconnect, o.onLeader = w.acked, w.failures, w.reconnect(), w.onLeader
 	o.unknown = w.unknownAnswers()
 	o.orphans = settleOrphans(t, pair, plan, w)
 	o.contents = append(o.contents, checkRows(t, pair, plan, "after the inserts")...)
@@ -258,6 +259,7 @@ type chWorkload struct {
 	unknown   [2]map[int]int // per replica, block -> "Unknown status" answers
 	killedAt  time.Time
 	afterKill [2]time.Time // each replica's first acknowledged insert after the kill
+	onLeader  int          // ClickHouse sessions connected to the leader when it was killed
 }
 
 func (w *chWorkload) reconnect() [2]time.Duration {
@@ -281,20 +283,23 @@ func runWorkload(t *testing.T, c *ztest.Cluster, pair [2]*chServer, plan chPlan)
 	t.Helper()
 	w := &chWorkload{errs: map[string]int{}, unknown: [2]map[int]int{{}, {}}}
 	killed := make(chan struct{})
-	var third sync.WaitGroup
-	third.Add(2)
+	stop := make(chan struct{}) // ends the inserts when the test ends early
+	defer close(stop)
+	third := make(chan struct{}, 2)
 	errc := make(chan error, 2)
 	for r, s := range pair {
 		go func() {
-			errc <- w.insertAll(r, s, plan, &third, killed)
+			errc <- w.insertAll(r, s, plan, third, killed, stop)
 		}()
 	}
-	done := make(chan struct{})
-	go func() { third.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the first third of the inserts took over 2 minutes")
+	for n := 0; n < 2; n++ {
+		select {
+		case <-third:
+		case err := <-errc:
+			t.Fatalf("before the kill: %v", err)
+		case <-time.After(2 * time.Minute):
+			t.Fatal("the first third of the inserts took over 2 minutes")
+		}
 	}
 	leader := c.Leader()
 	if leader < 0 {
@@ -303,6 +308,9 @@ func runWorkload(t *testing.T, c *ztest.Cluster, pair [2]*chServer, plan chPlan)
 	for i, m := range c.Members {
 		if out, err := ztest.FourLetter(m.Addr, "cons"); err == nil {
 			t.Logf("%s member %d cons before the kill:\n%s", c.Name, i+1, out)
+			if i == leader {
+				w.onLeader = strings.Count(out, ",sid=0x")
+			}
 		}
 		if out, err := ztest.FourLetter(m.Addr, "wchs"); err == nil {
 			t.Logf("%s member %d wchs before the kill:\n%s", c.Name, i+1, out)
@@ -364,14 +372,16 @@ func (w *chWorkload) bothAckedAfterKill() bool {
 }
 
 // insertAll inserts replica r's blocks, each retried for at most 90 s.
-func (w *chWorkload) insertAll(r int, s *chServer, plan chPlan, third *sync.WaitGroup, killed <-chan struct{}) error {
+func (w *chWorkload) insertAll(r int, s *chServer, plan chPlan, third chan<- struct{}, killed, stop <-chan struct{}) error {
 	for i := 0; i < plan.blocksPerReplica; i++ {
 		if i == plan.blocksPerReplica/3 {
-			third.Done()
+			third <- struct{}{}
 		}
 		if i == plan.blocksPerReplica-1 {
 			select {
 			case <-killed:
+			case <-stop:
+				return errors.New("stopped")
 			case <-time.After(3 * time.Minute):
 				return errors.New("the leader was not killed within 3 minutes")
 			}
@@ -379,31 +389,42 @@ func (w *chWorkload) insertAll(r int, s *chServer, plan chPlan, third *sync.Wait
 		b := chFirstWorkloadBlock + 2*i + r
 		deadline := time.Now().Add(90 * time.Second)
 		for {
+			started := time.Now()
 			_, err := s.query(insertBlock(b, plan.rowsPerBlock), nil)
-			w.mu.Lock()
-			if err == nil {
-				w.acked++
-				if !w.killedAt.IsZero() && w.afterKill[r].IsZero() {
-					w.afterKill[r] = time.Now()
-				}
-			} else {
-				w.failures++
-				w.errs[errorKind(err)]++
-				if strings.Contains(err.Error(), "Code: 319,") {
-					w.unknown[r][b]++
-				}
-			}
-			w.mu.Unlock()
+			w.record(r, b, started, err)
 			if err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("%s: block %d not acknowledged within 90 s: %v", s.replica, b, err)
 			}
-			time.Sleep(250 * time.Millisecond)
+			select {
+			case <-stop:
+				return errors.New("stopped")
+			case <-time.After(250 * time.Millisecond):
+			}
 		}
 	}
 	return nil
+}
+
+// record counts an insert attempt started at started. The first one acknowledged that
+// started after the kill gives the replica's reconnect time.
+func (w *chWorkload) record(r, b int, started time.Time, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil {
+		w.acked++
+		if !w.killedAt.IsZero() && started.After(w.killedAt) && w.afterKill[r].IsZero() {
+			w.afterKill[r] = time.Now()
+		}
+		return
+	}
+	w.failures++
+	w.errs[errorKind(err)]++
+	if strings.Contains(err.Error(), "Code: 319,") {
+		w.unknown[r][b]++
+	}
 }
 
 // errorKind shortens ClickHouse's error to its code and first words.
