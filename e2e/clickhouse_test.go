@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -653,15 +654,29 @@ func identityACL(t *testing.T, c *ztest.Cluster) []string {
 	return out
 }
 
+// chProtocolTrouble matches what ClickHouse's ZooKeeper client says when an answer is not
+// what the protocol promises (a malformed or unexpected response, an op refused as
+// unimplemented or with bad arguments) and ZooKeeper's codes for a server's own faults.
+// Connection loss, expired sessions and timeouts are expected around the kill.
+var chProtocolTrouble = regexp.MustCompile(`(?i)marshalling error|unimplemented|bad arguments|api error|system error|` +
+	`run time inconsistency|data inconsistency|invalid zhandle|response length|unknown xid|unexpected handshake|` +
+	`unexpected zxid|unknown error`)
+
 // reportClickHouseLogs logs each replica's ZooKeeper profile events and the warnings and
-// errors its log holds about ZooKeeper.
+// errors its log holds about ZooKeeper, and fails the test on protocol trouble.
 // With ZKRAFT_E2E_KEEP=<dir> the ClickHouse server logs (trace level) are copied there.
 func reportClickHouseLogs(t *testing.T, backend string, pair [2]*chServer) {
 	for _, s := range pair {
 		if ev, err := s.query("SELECT event, value FROM system.events WHERE event LIKE 'ZooKeeper%' ORDER BY event", nil); err == nil {
 			t.Logf("clickhouse %s ZooKeeper events:\n%s", s.replica, ev)
 		}
-		t.Logf("clickhouse %s log, ZooKeeper warnings and errors:\n%s", s.replica, formatCounts(s.zooKeeperTrouble()))
+		trouble := s.zooKeeperTrouble()
+		t.Logf("clickhouse %s log, ZooKeeper warnings and errors:\n%s", s.replica, formatCounts(trouble))
+		for msg := range trouble {
+			if chProtocolTrouble.MatchString(msg) {
+				t.Errorf("clickhouse %s found the coordination service's answers malformed or refused: %s", s.replica, msg)
+			}
+		}
 		if keep := os.Getenv("ZKRAFT_E2E_KEEP"); keep != "" {
 			b, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
 			name := fmt.Sprintf("clickhouse-%s-%s-%d.log", backend, s.replica, s.tcp)
@@ -696,5 +711,35 @@ func reportMemberLogs(t *testing.T, c *ztest.Cluster) {
 			counts[msg]++
 		}
 		t.Logf("%s member %d warnings and errors:\n%s", c.Name, i+1, formatCounts(counts))
+	}
+}
+
+// TestClickHouseLogScan checks the log scan on lines in ClickHouse 18.16's format: a
+// protocol error counts as protocol trouble, connection loss and ClickHouse's own
+// leadership message do not; every Warning or Error about ZooKeeper, Coordination or an
+// exception is counted, lines below Warning are not.
+func TestClickHouseLogScan(t *testing.T) {
+	s := &chServer{dir: t.TempDir()}
+	log := `2026.11.23 08:04:07.014974 [ 22 ] {} <Error> void Coordination::ZooKeeper::receiveThread(): Code: 999, e.displayText() = Coordination::Exception: Marshalling error (Marshalling error), e.what() = Coordination::Exception
+2026.11.23 08:04:07.028887 [ 7 ] {} <Error> default.t (StorageReplicatedMergeTree): queueTask(): Code: 999, e.displayText() = Coordination::Exception: Connection loss, e.what() = Coordination::Exception
+2026.11.23 08:04:07.028887 [ 7 ] {} <Error> executeQuery: Code: 333, e.displayText() = DB::Exception: Leader was suddenly changed or logical error., e.what() = DB::Exception
+2026.11.23 08:04:07.028887 [ 7 ] {} <Trace> ZooKeeper: initialized, hosts: 127.0.0.1:1
+2026.11.23 08:04:07.028887 [ 7 ] {} <Error> HTTPHandler: Code: 62, e.displayText() = DB::Exception: Syntax error
+`
+	if err := os.WriteFile(filepath.Join(s.dir, "server.log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trouble := s.zooKeeperTrouble()
+	if len(trouble) != 4 {
+		t.Fatalf("scan counted %d kinds, want 4:\n%s", len(trouble), formatCounts(trouble))
+	}
+	var protocol []string
+	for msg := range trouble {
+		if chProtocolTrouble.MatchString(msg) {
+			protocol = append(protocol, msg)
+		}
+	}
+	if len(protocol) != 1 || !strings.Contains(protocol[0], "Marshalling error") {
+		t.Fatalf("protocol trouble: %q, want the marshalling error only", protocol)
 	}
 }
