@@ -220,12 +220,14 @@ func (s *Server) adminConf() map[string]any {
 func (s *Server) adminConns() []any {
 	out := []any{}
 	for _, c := range s.connList() {
-		out = append(out, map[string]any{
+		m := map[string]any{
 			"remote_socket_address": c.nc.RemoteAddr().String(), "interest_ops": 1,
 			"outstanding_requests": len(c.pending), "packets_received": c.recv.Load(), "packets_sent": c.sent.Load(),
 			"session_id": fmt.Sprintf("0x%x", c.sessionID()), "session_timeout": c.timeout,
 			"established": c.started.UTC().Format(time.RFC3339),
-		})
+		}
+		c.stats.admin(m)
+		out = append(out, m)
 	}
 	return out
 }

@@ -51,6 +51,7 @@ type conn struct {
 
 	recv, sent atomic.Int64
 	started    time.Time
+	stats      *connStats // cons' per-connection figures
 }
 
 // pending is one request on its way through the connection.
@@ -69,7 +70,8 @@ type pending struct {
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), out: newOutbox(), stream: s.node.NewStream(),
 		pending:  make(chan *pending, s.cfg.MaxOutstanding),
-		proposed: make(chan *pending, s.cfg.MaxOutstanding), done: make(chan struct{}), started: time.Now()}
+		proposed: make(chan *pending, s.cfg.MaxOutstanding), done: make(chan struct{}), started: time.Now(),
+		stats: newConnStats()}
 	c.caller.Store(&datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: c.ip}}})
 	return c
 }
@@ -269,16 +271,16 @@ func (c *conn) process(p *pending) bool {
 	case p.invalid:
 		c.reply(p.xid, -1, p.err, nil)
 	case p.err != jute.OK:
-		c.reply(p.xid, c.srv.node.FSM.LastZxid(), p.err, nil)
+		c.answer(p, c.srv.node.FSM.LastZxid(), p.err, nil)
 	case p.op == jute.OpAuth:
-		c.reply(p.xid, 0, jute.OK, nil)
+		c.answer(p, 0, jute.OK, nil)
 	case p.op == jute.OpCloseSession: // a local session's (refuseWrite): nothing to propose
-		c.reply(p.xid, c.srv.node.FSM.LastZxid(), jute.OK, nil)
+		c.answer(p, c.srv.node.FSM.LastZxid(), jute.OK, nil)
 	default:
 		c.srv.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {
 			zxid := c.srv.node.FSM.LastZxid()
 			code, body := c.read(t, p, zxid)
-			c.reply(p.xid, zxid, code, body)
+			c.answer(p, zxid, code, body)
 		})
 	}
 	if p.close {
@@ -340,12 +342,19 @@ func (c *conn) respond(p *pending) bool {
 	if res.Err == jute.OK || p.op == jute.OpMulti {
 		body = res.Resp
 	}
-	c.reply(p.xid, res.Zxid, res.Err, body)
+	c.answer(p, res.Zxid, res.Err, body)
 	if p.close {
 		c.closeAfterFlush()
 		return false
 	}
 	return true
+}
+
+// answer replies to a request, its figures for cons recorded first (as ZooKeeper does),
+// so a client that has the reply finds them.
+func (c *conn) answer(p *pending, zxid int64, code jute.Code, body jute.Record) {
+	c.stats.answered(p.op, p.xid, code, zxid, p.start)
+	c.reply(p.xid, zxid, code, body)
 }
 
 func (c *conn) reply(xid int32, zxid int64, code jute.Code, body jute.Record) {

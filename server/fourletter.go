@@ -169,8 +169,8 @@ func (c *conn) describe(b *strings.Builder, full bool) {
 		interest = 0 // not past the handshake (a four-letter word, for one)
 	}
 	fmt.Fprintf(b, " /%s[%d](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr().String(), interest, len(c.pending), c.recv.Load(), c.sent.Load())
-	if full {
-		fmt.Fprintf(b, ",sid=0x%x,lop=NA,est=%d,to=%d", c.sessionID(), c.started.UnixMilli(), c.timeout)
+	if sid := c.sessionID(); full && sid != 0 {
+		c.stats.describeSession(b, sid, c.started, c.timeout)
 	}
 	b.WriteString(")\n")
 }

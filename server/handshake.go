@@ -20,6 +20,9 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.logReadErr(err)
 		return false
 	}
+	start := time.Now()
+	c.recv.Add(1) // ZooKeeper counts the ConnectRequest among the packets received
+	c.srv.stats.received.Add(1)
 	var req jute.Connect
 	d := jute.NewDecoder(frame)
 	req.Decode(d)
@@ -47,6 +50,8 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 			return false
 		}
 		resp.SessionId, resp.Passwd = id, pw
+		// ZooKeeper's createSession passes its FinalRequestProcessor (a reattach does not).
+		c.stats.answered(jute.OpCreateSession, 0, jute.OK, fsm.LastZxid(), start)
 	} else {
 		var s session.Session
 		var found bool

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// connStats are one connection's figures that cons and the AdminServer's connections
+// print, kept as ZooKeeper's ServerCnxn keeps them: updated when a request is answered
+// (ZooKeeper's FinalRequestProcessor), so not for addauth, SASL or an op it does not
+// know, which ZooKeeper answers before that stage. Latencies are whole milliseconds.
+type connStats struct {
+	mu       sync.Mutex
+	lastOp   string
+	lastCxid int64 // -1 until a request with a non-negative xid (pings have -2)
+	lastZxid int64
+	lastResp int64 // when the last answer went out, ms on a monotonic clock
+	lastLat  int64
+	minLat   int64
+	maxLat   int64
+	total    int64
+	count    int64
+}
+
+func newConnStats() *connStats {
+	return &connStats{lastOp: "NA", lastCxid: -1, lastZxid: -1, minLat: math.MaxInt64}
+}
+
+// opNames are FinalRequestProcessor's names of the last operation.
+var opNames = map[int32]string{
+	jute.OpPing: "PING", jute.OpCreateSession: "SESS", jute.OpMulti: "MULT", jute.OpMultiRead: "MLTR",
+	jute.OpCreate: "CREA", jute.OpCreate2: "CREA", jute.OpCreateTTL: "CREA", jute.OpCreateContainer: "CREA",
+	jute.OpDelete: "DELE", jute.OpDeleteContainer: "DELE", jute.OpSetData: "SETD", jute.OpReconfig: "RECO",
+	jute.OpSetACL: "SETA", jute.OpCloseSession: "CLOS", jute.OpSync: "SYNC", jute.OpCheck: "CHEC",
+	jute.OpExists: "EXIS", jute.OpGetData: "GETD", jute.OpSetWatches: "SETW", jute.OpSetWatches2: "STW2",
+	jute.OpAddWatch: "ADDW", jute.OpGetACL: "GETA", jute.OpGetChildren: "GETC", jute.OpGetChildren2: "GETC",
+	jute.OpGetAllChildrenNumber: "GETACN", jute.OpCheckWatches: "CHKW", jute.OpRemoveWatches: "REMW",
+	jute.OpGetEphemerals: "GETE", jute.OpWhoAmI: "HOMI",
+}
+
+// monotonicStart anchors lresp: ZooKeeper prints its monotonic clock in ms, whose origin
+// means nothing either.
+var monotonicStart = time.Now()
+
+// lastOp is the name cons shows for a request answered with code, and false for a
+// request ZooKeeper answers before its FinalRequestProcessor (addauth, SASL, an unknown
+// op, a write refused by a read-only server). A write other than multi that failed shows
+// NA: ZooKeeper turned it into an error transaction, which FinalRequestProcessor names
+// nothing.
+func lastOp(op int32, code jute.Code) (string, bool) {
+	name, ok := opNames[op]
+	if code == jute.ErrNotReadOnly {
+		return "", false
+	}
+	if ok && code != jute.OK && jute.IsWrite(op) && op != jute.OpMulti {
+		name = "NA"
+	}
+	return name, ok
+}
+
+// answered records the answer to a request that arrived at start.
+func (s *connStats) answered(op, xid int32, code jute.Code, zxid int64, start time.Time) {
+	name, ok := lastOp(op, code)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	lat := now.Sub(start).Milliseconds()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if xid >= 0 {
+		s.lastCxid = int64(xid)
+	}
+	s.lastZxid, s.lastOp = zxid, name
+	s.lastResp, s.lastLat = now.Sub(monotonicStart).Milliseconds(), lat
+	s.minLat, s.maxLat = min(s.minLat, lat), max(s.maxLat, lat)
+	s.count++
+	s.total += lat
+}
+
+// latencies are min, avg and max as ZooKeeper prints them: 0 before any answer, the
+// average in whole ms.
+func (s *connStats) latencies() (minLat, avgLat, maxLat int64) {
+	if s.count == 0 {
+		return 0, 0, s.maxLat
+	}
+	return s.minLat, s.total / s.count, s.maxLat
+}
+
+// describeSession appends what ZooKeeper's cons prints after sent= for a connection with
+// a session: from sid to maxlat.
+func (s *connStats) describeSession(b *strings.Builder, sid int64, est time.Time, timeout int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(b, ",sid=0x%x,lop=%s,est=%d,to=%d", sid, s.lastOp, est.UnixMilli(), timeout)
+	if s.lastCxid >= 0 {
+		fmt.Fprintf(b, ",lcxid=0x%x", s.lastCxid)
+	}
+	minLat, avgLat, maxLat := s.latencies()
+	fmt.Fprintf(b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
+		uint64(s.lastZxid), s.lastResp, s.lastLat, minLat, avgLat, maxLat)
+}
+
+// admin adds the AdminServer's connection keys (ServerCnxn.getConnectionInfo).
+func (s *connStats) admin(m map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	minLat, avgLat, maxLat := s.latencies()
+	m["last_operation"], m["last_cxid"], m["last_zxid"] = s.lastOp, s.lastCxid, s.lastZxid
+	m["last_response_time"], m["last_latency"] = s.lastResp, s.lastLat
+	m["min_latency"], m["avg_latency"], m["max_latency"] = minLat, avgLat, maxLat
+}
