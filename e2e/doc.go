@@ -10,5 +10,6 @@
 // ZKRAFT_E2E=full (`make e2e`). Each logs one line "e2e <scenario>: ..." with its
 // figures. Traffic goes to loopback only; every process started is stopped.
 //
-// The package has no code of its own beyond tests: nothing imports it.
+// harness.go is the package's only non-test file, and only its tests use it: nothing
+// imports the package (.ci/verify-layers keeps it at the top).
 package e2e

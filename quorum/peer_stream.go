@@ -1,8 +1,9 @@
 package quorum
 
 import (
-	"encoding/binary"
+	"errors"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,8 +52,8 @@ func (s *peerStream) leave() { s.leftAt.CompareAndSwap(0, time.Now().UnixNano())
 
 func (s *peerStream) left() bool { return s.leftAt.Load() != 0 }
 
-// peerWriteTimeout bounds every flush on a peer stream: a member that stops reading is
-// dropped, not waited for.
+// peerWriteTimeout bounds how long a flush on a peer stream may make no progress: a
+// member that stops reading is dropped, not waited for.
 const peerWriteTimeout = 5 * time.Second
 
 // write sends one frame. nil means the frame reached the socket whole (its group may
@@ -66,16 +67,19 @@ func (s *peerStream) write(kind byte, body []byte) error {
 		return s.failed
 	}
 	g := s.group
-	s.pending = binary.BigEndian.AppendUint32(s.pending, uint32(1+len(body)))
-	s.pending = append(s.pending, kind)
-	s.pending = append(s.pending, body...)
+	s.pending = append(appendFrameHeader(s.pending, kind, len(body)), body...)
 	end := len(s.pending)
 	for !g.done {
-		if s.flushing {
+		switch {
+		case s.flushing:
 			s.flushed.Wait()
-			continue
+		case s.failed != nil:
+			// An earlier group broke off part way: nothing more goes after its
+			// partial frame, or the leader would read another frame's bytes as its end.
+			g.done, g.err = true, s.failed
+		default:
+			s.flush()
 		}
-		s.flush()
 	}
 	if g.err != nil && end > g.written {
 		return g.err
@@ -89,8 +93,7 @@ func (s *peerStream) flush() {
 	s.pending, s.group = s.spare[:0], &peerGroup{}
 	s.flushing = true
 	s.wmu.Unlock()
-	s.conn.SetWriteDeadline(time.Now().Add(peerWriteTimeout))
-	n, err := s.conn.Write(buf)
+	n, err := writeAll(s.conn, buf, peerWriteTimeout)
 	s.wmu.Lock()
 	s.flushing = false
 	g.done, g.written, g.err = true, n, err
@@ -102,4 +105,19 @@ func (s *peerStream) flush() {
 		s.spare = buf
 	}
 	s.flushed.Broadcast()
+}
+
+// writeAll writes b to c, giving each write that makes progress a fresh deadline of d:
+// a reader that keeps reading is never cut off for the size of a group, one that stops
+// for d is. It returns how many bytes reached the socket.
+func writeAll(c net.Conn, b []byte, d time.Duration) (int, error) {
+	n := 0
+	for {
+		c.SetWriteDeadline(time.Now().Add(d))
+		m, err := c.Write(b[n:])
+		n += m
+		if err == nil || m == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+			return n, err
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -150,5 +151,106 @@ func TestPeerStreamFailedGroup(t *testing.T) {
 	}
 	if f := conn.out.Bytes()[9:]; binary.BigEndian.Uint32(f) != 5 || f[5] != 'a' {
 		t.Fatalf("first frame on the wire: %x", f)
+	}
+}
+
+// gateConn holds its first write until released, then accepts 3 bytes of it and fails;
+// every later write would be recorded.
+type gateConn struct {
+	net.Conn
+	gate  chan struct{}
+	calls atomic.Int64
+	mu    sync.Mutex
+	out   bytes.Buffer
+}
+
+func (c *gateConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls.Add(1) == 1 {
+		<-c.gate
+		c.out.Write(b[:3])
+		return 3, errCut
+	}
+	c.out.Write(b)
+	return len(b), nil
+}
+
+func (c *gateConn) SetWriteDeadline(time.Time) error { return nil }
+
+// A frame queued while a write breaks off part way is not written after the partial
+// frame (the leader would read its bytes as the broken frame's end): it fails unsent.
+func TestPeerStreamNothingAfterAPartialFrame(t *testing.T) {
+	conn := &gateConn{gate: make(chan struct{})}
+	st := newPeerStream(conn, "leader")
+	errA := make(chan error, 1)
+	go func() { errA <- st.write(frameEntry, []byte("AAAA")) }()
+	for deadline := time.Now().Add(5 * time.Second); conn.calls.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first write never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	errB := make(chan error, 1)
+	go func() { errB <- st.write(frameEntry, []byte("BBBB")) }()
+	for deadline := time.Now().Add(5 * time.Second); ; { // B queued behind the flush
+		st.wmu.Lock()
+		n := len(st.pending)
+		st.wmu.Unlock()
+		if n == 9 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second frame was never queued")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(conn.gate)
+	if err := <-errA; !errors.Is(err, errCut) {
+		t.Fatalf("the cut frame: %v", err)
+	}
+	if err := <-errB; !errors.Is(err, errCut) {
+		t.Fatalf("the frame queued behind it: %v, want it failed unsent", err)
+	}
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	if conn.calls.Load() != 1 || conn.out.Len() != 3 {
+		t.Fatalf("%d writes, %d bytes on the wire: something followed the partial frame", conn.calls.Load(), conn.out.Len())
+	}
+}
+
+// stallConn accepts a few bytes per write and times out, as a slow but reading peer
+// does; after stalls writes of no progress it only times out.
+type stallConn struct {
+	net.Conn
+	per, stalls int
+	out         bytes.Buffer
+}
+
+func (c *stallConn) Write(b []byte) (int, error) {
+	if c.stalls == 0 {
+		return 0, os.ErrDeadlineExceeded
+	}
+	c.stalls--
+	n := min(len(b), c.per)
+	c.out.Write(b[:n])
+	if n < len(b) {
+		return n, os.ErrDeadlineExceeded
+	}
+	return n, nil
+}
+
+func (c *stallConn) SetWriteDeadline(time.Time) error { return nil }
+
+// A peer that keeps reading gets a whole group however long it takes; one that stops
+// reading for a deadline does not.
+func TestWriteAllRearmsTheDeadlineOnProgress(t *testing.T) {
+	c := &stallConn{per: 4, stalls: 100}
+	if n, err := writeAll(c, []byte("0123456789abcdef"), time.Second); err != nil || n != 16 || c.out.String() != "0123456789abcdef" {
+		t.Fatalf("a slow reader: %d bytes, %v", n, err)
+	}
+	c = &stallConn{per: 4, stalls: 2}
+	if n, err := writeAll(c, []byte("0123456789abcdef"), time.Second); !errors.Is(err, os.ErrDeadlineExceeded) || n != 8 {
+		t.Fatalf("a reader that stopped: %d bytes, %v", n, err)
 	}
 }

@@ -83,13 +83,18 @@ const maxForwardFrame = 4 << 20
 
 func writeFrame(w *bufio.Writer, kind byte, body []byte) error {
 	var hdr [5]byte
-	binary.BigEndian.PutUint32(hdr[:4], uint32(1+len(body)))
-	hdr[4] = kind
-	if _, err := w.Write(hdr[:]); err != nil {
+	if _, err := w.Write(appendFrameHeader(hdr[:0], kind, len(body))); err != nil {
 		return err
 	}
 	_, err := w.Write(body)
 	return err
+}
+
+// appendFrameHeader appends a peer frame's header (its length, then its kind) for a body
+// of n bytes to b.
+func appendFrameHeader(b []byte, kind byte, n int) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(1+n))
+	return append(b, kind)
 }
 
 // readFrame reads one frame into bytes of its own: a leader puts a forwarded entry's in

@@ -79,14 +79,8 @@ var adminCommands = []adminCommand{
 		s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { d = t.Digest() })
 		return map[string]any{"digests": []any{map[string]any{"zxid": s.node.FSM.LastZxid(), "digest": d}}}
 	}},
-	{[]string{"stat_reset", "srst"}, func(s *Server) map[string]any { s.stats.reset(); return map[string]any{} }},
-	{[]string{"connection_stat_reset", "crst"}, func(s *Server) map[string]any {
-		for _, c := range s.connList() {
-			c.recv.Store(0)
-			c.sent.Store(0)
-		}
-		return map[string]any{}
-	}},
+	{[]string{"stat_reset", "srst"}, func(s *Server) map[string]any { s.resetStats(); return map[string]any{} }},
+	{[]string{"connection_stat_reset", "crst"}, func(s *Server) map[string]any { s.resetConnStats(); return map[string]any{} }},
 }
 
 func (s *Server) adminHandler() http.Handler {

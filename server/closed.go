@@ -61,8 +61,8 @@ func (r closeReason) String() string { return closeReasonNames[r] }
 // Prometheus counters).
 type closedCounts [numCloseReasons]atomic.Int64
 
-// writeDeadline bounds one write of queued frames to a client: a client that reads
-// nothing for this long while replies wait is closed (its session lives on for its
+// writeDeadline bounds how long a write to a client may make no progress: a client that
+// reads nothing for this long while replies wait is closed (its session lives on for its
 // timeout), so a stuck peer never holds a writer goroutine and its memory forever.
 var writeDeadline = 10 * time.Second
 

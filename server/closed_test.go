@@ -56,7 +56,7 @@ func awaitClosed(t *testing.T, s *Server, r closeReason, n int64) {
 func TestWriteDeadlineClosesAStuckClient(t *testing.T) {
 	old := writeDeadline
 	writeDeadline = 300 * time.Millisecond
-	defer func() { writeDeadline = old }()
+	t.Cleanup(func() { writeDeadline = old }) // after the server's own cleanup stops it
 	s := startServer(t, nil)
 	c := dial(t, s.Addr().String())
 	c.connect(0, nil)
@@ -108,11 +108,17 @@ func TestCloseReasonsCounted(t *testing.T) {
 	ruok.nc.Write([]byte("ruok"))
 	awaitClosed(t, s, closedFourLetter, 1)
 
+	probe := dial(t, s.Addr().String()) // connects and leaves without a word
+	probe.nc.Close()
+	awaitClosed(t, s, closedByClient, 2)
+
 	for r := closeReason(0); r < numCloseReasons; r++ {
 		want := int64(0)
 		switch r {
-		case closedBadFrame, closedByClient, closedAfterReply, closedFourLetter:
+		case closedBadFrame, closedAfterReply, closedFourLetter:
 			want = 1
+		case closedByClient:
+			want = 2
 		}
 		if got := s.stats.closed[r].Load(); got != want {
 			t.Errorf("%s: %d closes, want %d", r, got, want)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -371,11 +372,15 @@ func (c *conn) writeLoop() {
 		}
 		frames, closing := c.out.take()
 		if len(frames) > 0 {
-			bufs := net.Buffers(frames)
-			c.nc.SetWriteDeadline(time.Now().Add(writeDeadline))
-			if _, err := bufs.WriteTo(c.nc); err != nil {
-				c.close(writeReason(err))
-				return
+			// Each write that makes progress gets a fresh deadline: a slow reader is
+			// served, one that reads nothing for writeDeadline is closed.
+			for bufs := net.Buffers(frames); len(bufs) > 0; {
+				c.nc.SetWriteDeadline(time.Now().Add(writeDeadline))
+				n, err := bufs.WriteTo(c.nc)
+				if err != nil && (n == 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
+					c.close(writeReason(err))
+					return
+				}
 			}
 			c.sent.Add(int64(len(frames)))
 			c.srv.stats.sent.Add(int64(len(frames)))

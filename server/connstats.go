@@ -31,6 +31,30 @@ func newConnStats() *connStats {
 	return &connStats{lastOp: "NA", lastCxid: -1, lastZxid: -1, minLat: math.MaxInt64}
 }
 
+// reset clears the figures as ZooKeeper's ServerCnxn.resetStats does (crst).
+func (s *connStats) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastOp, s.lastCxid, s.lastZxid, s.lastResp, s.lastLat = "NA", -1, -1, 0, 0
+	s.minLat, s.maxLat, s.total, s.count = math.MaxInt64, 0, 0, 0
+}
+
+// resetConnStats is crst: every connection's packet counts and figures start again.
+func (s *Server) resetConnStats() {
+	for _, c := range s.connList() {
+		c.recv.Store(0)
+		c.sent.Store(0)
+		c.stats.reset()
+	}
+}
+
+// resetStats is srst: the server's counters and latencies, and a leader's proposal
+// sizes, as ZooKeeper's leader resets its proposal stats with its server stats.
+func (s *Server) resetStats() {
+	s.stats.reset()
+	s.node.ResetProposalSizes()
+}
+
 // opNames are FinalRequestProcessor's names of the last operation.
 var opNames = map[int32]string{
 	jute.OpPing: "PING", jute.OpCreateSession: "SESS", jute.OpMulti: "MULT", jute.OpMultiRead: "MLTR",

@@ -47,6 +47,8 @@ func TestConsMatchesZooKeeper(t *testing.T) {
 			func() { c.Exists("/nope") },
 			func() { c.Children("/") },
 			func() { c.Delete("/nope", -1) }, // NoNode
+			func() { ztest.FourLetter(s.Addr, "crst") },
+			func() { c.Get("/c") },
 		}
 		var lines []string
 		for _, step := range steps {

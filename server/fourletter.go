@@ -33,15 +33,11 @@ var fourLetter = map[string]func(s *Server, b *strings.Builder){
 	"isro": (*Server).writeIsro,
 	"dirs": (*Server).writeDirs,
 	"crst": func(s *Server, b *strings.Builder) {
-		for _, c := range s.connList() {
-			c.recv.Store(0)
-			c.sent.Store(0)
-		}
+		s.resetConnStats()
 		b.WriteString("Connection stats reset.\n")
 	},
 	"srst": func(s *Server, b *strings.Builder) {
-		s.stats.reset()
-		s.node.ResetProposalSizes() // as ZooKeeper's leader resets its proposal stats
+		s.resetStats()
 		b.WriteString("Server stats reset.\n")
 	},
 	"gtmk": func(s *Server, b *strings.Builder) { b.WriteString(strconv.FormatInt(s.traceMask.Load(), 10)) },

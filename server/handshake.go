@@ -17,7 +17,9 @@ import (
 func (c *conn) handshake(br *bufio.Reader) bool {
 	frame, err := jute.ReadFrame(br, nil, c.srv.cfg.MaxBuffer)
 	if err != nil {
+		// A probe that connects and closes, or a frame too large: not a refusal.
 		c.logReadErr(err)
+		c.close(readReason(err))
 		return false
 	}
 	start := time.Now()
