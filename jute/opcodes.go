@@ -101,13 +101,3 @@ const (
 	WatcherPersistent          int32 = 4
 	WatcherPersistentRecursive int32 = 5
 )
-
-// IsWrite reports whether op changes state and so goes through the replicated log.
-func IsWrite(op int32) bool {
-	switch op {
-	case OpCreate, OpCreate2, OpCreateContainer, OpCreateTTL, OpDelete, OpSetData, OpSetACL,
-		OpCheck, OpMulti, OpReconfig, OpCreateSession, OpCloseSession, OpDeleteContainer:
-		return true
-	}
-	return false
-}

@@ -103,13 +103,37 @@ func responseFor(op int32) Record {
 	return nil
 }
 
-// The server's table (NewRequest) must agree with the test's own for every op code.
-func TestNewRequestMatchesOracle(t *testing.T) {
+// The op table must agree with the test's own for every op code: the same request
+// record, and a client may send on its own exactly the ops ZooKeeper's Request.isValid
+// takes, less check (ZOOKEEPER-2623) and deleteContainer, which only the leader proposes.
+func TestOpTableMatchesOracle(t *testing.T) {
+	notRequests := map[int32]bool{OpCheck: true, OpCreateSession: true, OpDeleteContainer: true}
 	for op := int32(-20); op <= 200; op++ {
 		want, wantKnown := requestFor(op)
-		got, gotKnown := NewRequest(op)
-		if wantKnown != gotKnown || fmt.Sprintf("%T", want) != fmt.Sprintf("%T", got) {
-			t.Errorf("op %d: NewRequest %T/%v, oracle %T/%v", op, got, gotKnown, want, wantKnown)
+		info, ok := Op(op)
+		if wantKnown {
+			if !ok || fmt.Sprintf("%T", want) != fmt.Sprintf("%T", info.NewRecord()) {
+				t.Errorf("op %d: table %T (in it: %v), oracle %T", op, info.NewRecord(), ok, want)
+			}
+		} else if ok && !notRequests[op] {
+			t.Errorf("op %d: in the table, not a client op code", op)
+		}
+		if ok && info.Request == notRequests[op] {
+			t.Errorf("op %d: Request %v", op, info.Request)
+		}
+		if ok && info.Name == "" {
+			t.Errorf("op %d: no name", op)
+		}
+	}
+	for _, op := range []int32{OpCreate, OpDelete, OpSetData, OpSetACL, OpCheck, OpMulti, OpReconfig,
+		OpCreateSession, OpCloseSession, OpCreate2, OpCreateTTL, OpCreateContainer, OpDeleteContainer} {
+		if !IsWrite(op) {
+			t.Errorf("op %d is a write", op)
+		}
+	}
+	for _, op := range []int32{OpSync, OpExists, OpGetData, OpPing, OpMultiRead, OpAuth, 999} {
+		if IsWrite(op) {
+			t.Errorf("op %d is not a write", op)
 		}
 	}
 }

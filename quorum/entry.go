@@ -84,10 +84,10 @@ func recordFor(op int32) (jute.Record, bool) {
 	case OpReconfigNoQuorum:
 		return &jute.ReconfigRequest{}, true
 	}
-	if !jute.IsWrite(op) {
-		return nil, false
+	if info, ok := jute.Op(op); ok && info.Write {
+		return info.NewRecord(), true
 	}
-	return jute.NewRequest(op)
+	return nil, false
 }
 
 // Marshal encodes e with its type byte.

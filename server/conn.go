@@ -190,8 +190,8 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 		return nil, false
 	}
 	p := &pending{xid: h.Xid, op: h.Type, start: time.Now()}
-	req, known := jute.NewRequest(h.Type)
-	if !known || h.Type == jute.OpCheck {
+	info, known := jute.Op(h.Type)
+	if !known || !info.Request {
 		// ZooKeeper answers an op it does not take with Unimplemented at zxid -1, without
 		// reading its body, and closes the connection once that reply is written
 		// (Request.isValid, UnimplementedRequestProcessor). Since 3.9.3 and 3.8.5 a check
@@ -199,7 +199,7 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 		p.err, p.close, p.invalid = jute.ErrUnimplemented, true, true
 		return p, true
 	}
-	if req != nil {
+	if req := info.NewRecord(); req != nil {
 		req.Decode(d)
 		if d.Err != nil {
 			// ZooKeeper answers a request body it cannot decode with MarshallingError

@@ -55,18 +55,6 @@ func (s *Server) resetStats() {
 	s.node.ResetProposalSizes()
 }
 
-// opNames are FinalRequestProcessor's names of the last operation.
-var opNames = map[int32]string{
-	jute.OpPing: "PING", jute.OpCreateSession: "SESS", jute.OpMulti: "MULT", jute.OpMultiRead: "MLTR",
-	jute.OpCreate: "CREA", jute.OpCreate2: "CREA", jute.OpCreateTTL: "CREA", jute.OpCreateContainer: "CREA",
-	jute.OpDelete: "DELE", jute.OpDeleteContainer: "DELE", jute.OpSetData: "SETD", jute.OpReconfig: "RECO",
-	jute.OpSetACL: "SETA", jute.OpCloseSession: "CLOS", jute.OpSync: "SYNC", jute.OpCheck: "CHEC",
-	jute.OpExists: "EXIS", jute.OpGetData: "GETD", jute.OpSetWatches: "SETW", jute.OpSetWatches2: "STW2",
-	jute.OpAddWatch: "ADDW", jute.OpGetACL: "GETA", jute.OpGetChildren: "GETC", jute.OpGetChildren2: "GETC",
-	jute.OpGetAllChildrenNumber: "GETACN", jute.OpCheckWatches: "CHKW", jute.OpRemoveWatches: "REMW",
-	jute.OpGetEphemerals: "GETE", jute.OpWhoAmI: "HOMI",
-}
-
 // monotonicStart anchors lresp: ZooKeeper prints its monotonic clock in ms, whose origin
 // means nothing either.
 var monotonicStart = time.Now()
@@ -77,7 +65,8 @@ var monotonicStart = time.Now()
 // NA: ZooKeeper turned it into an error transaction, which FinalRequestProcessor names
 // nothing.
 func lastOp(op int32, code jute.Code) (string, bool) {
-	name, ok := opNames[op]
+	info, _ := jute.Op(op)
+	name, ok := info.Short, info.Short != ""
 	if code == jute.ErrNotReadOnly {
 		return "", false
 	}

@@ -193,11 +193,9 @@ func newLogCommand() *cobra.Command {
 	return cmd
 }
 
-var opNames = map[int32]string{
-	jute.OpCreate: "create", jute.OpDelete: "delete", jute.OpSetData: "setData", jute.OpSetACL: "setACL",
-	jute.OpSync: "sync", jute.OpCheck: "check", jute.OpMulti: "multi", jute.OpCreate2: "create2",
-	jute.OpReconfig: "reconfig", jute.OpCreateContainer: "createContainer", jute.OpDeleteContainer: "deleteContainer",
-	jute.OpCreateTTL: "createTTL", jute.OpCreateSession: "createSession", jute.OpCloseSession: "closeSession",
+// replicatedOps names the entries only zkraft's log holds; client ops are named by
+// jute's op table.
+var replicatedOps = map[int32]string{
 	quorum.OpMoveSession: "moveSession", quorum.OpSetConfig: "setConfig", quorum.OpReconfigNoQuorum: "reconfigNoQuorum",
 }
 
@@ -224,7 +222,10 @@ func dumpLog(w io.Writer, log raft.LogStore) error {
 		if err != nil {
 			return fmt.Errorf("entry %d: %w", i, err)
 		}
-		name := opNames[e.Op]
+		name := replicatedOps[e.Op]
+		if info, ok := jute.Op(e.Op); ok {
+			name = info.Name
+		}
 		if name == "" {
 			name = fmt.Sprintf("op%d", e.Op)
 		}
