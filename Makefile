@@ -21,14 +21,15 @@ run: build
 deps:
 	./.ci/deps
 
-# The whole suite: formatting, vet, layering, generated code, unit, fuzz seeds, and the
-# real-client and differential tests.
+# The whole suite: formatting, vet, layering, generated code, unit, fuzz seeds, the
+# real-client and differential tests, and the real programs of e2e/ in their full forms
+# (about 3 of the suite's 7-8 minutes on the 2-core machine).
 test: deps verify
-	ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
+	ZKRAFT_E2E=full ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
 
-# Real programs against real zkraft and ZooKeeper 3.8 processes (e2e/), the long forms:
-# standalone and 3 members each, longer load_gen runs. `make test` runs the quick forms.
-# Each scenario logs a line "e2e <scenario>: ..." with its figures.
+# Real programs against real zkraft and ZooKeeper 3.8 processes (e2e/), the full forms
+# (standalone and 3 members each, longer load_gen runs), alone and verbose: each scenario
+# logs a line "e2e <scenario>: ..." with its figures. `make test` runs the same.
 E2E_TIMEOUT ?= 20m
 e2e: deps
 	ZKRAFT_E2E=full ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -count=1 -v -timeout $(E2E_TIMEOUT) ./e2e/

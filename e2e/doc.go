@@ -5,9 +5,9 @@
 // holds the little they share (finding a program, running it with a deadline, talking to
 // an interactive one line by line, starting servers that are stopped at the test's end).
 //
-// Every scenario has a quick form, run by `make test` (ZKRAFT_REQUIRE_CLIENTS=1 turns a
-// missing program into a failure), and a full form, with longer runs and clusters, when
-// ZKRAFT_E2E=full (`make e2e`). Each logs one line "e2e <scenario>: ..." with its
+// Every scenario has a full form, with longer runs and clusters, when ZKRAFT_E2E=full
+// (`make test` and `make e2e` set it; ZKRAFT_REQUIRE_CLIENTS=1 turns a missing program
+// into a failure), and a quick form otherwise, for a plain `go test ./...`. Each logs one line "e2e <scenario>: ..." with its
 // figures. Traffic goes to loopback only; every process started is stopped.
 //
 // harness.go is the package's only non-test file, and only its tests use it: nothing
