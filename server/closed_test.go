@@ -58,18 +58,7 @@ func TestWriteDeadlineClosesAStuckClient(t *testing.T) {
 	writeDeadline = 300 * time.Millisecond
 	t.Cleanup(func() { writeDeadline = old }) // after the server's own cleanup stops it
 	s := startServer(t, nil)
-	c := dial(t, s.Addr().String())
-	c.connect(0, nil)
-	big := make([]byte, 1000000)
-	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: big, Acl: openACL}, nil); h.Err != 0 {
-		t.Fatalf("create: %d", h.Err)
-	}
-	var frames []byte
-	for i := 0; i < 24; i++ { // 24 MB of replies, under maxQueuedBytes, never read
-		c.xid++
-		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/big"})
-	}
-	c.nc.Write(frames)
+	stopReading(t, s, 24) // 24 MB of replies, under maxQueuedBytes
 	other := dial(t, s.Addr().String())
 	other.connect(0, nil)
 	if h := other.call(jute.OpExists, &jute.ExistsRequest{Path: "/big"}, &jute.ExistsResponse{}); h.Err != 0 {

@@ -212,6 +212,24 @@ func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
 	}
 }
 
+// stopReading connects a client that creates /big (1 MB), asks for it n times at once
+// and reads none of the replies.
+func stopReading(t *testing.T, s *Server, n int) *rawClient {
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	big := make([]byte, 1000000)
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: big, Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("create: %d", h.Err)
+	}
+	var frames []byte
+	for i := 0; i < n; i++ {
+		c.xid++
+		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/big"})
+	}
+	c.nc.Write(frames)
+	return c
+}
+
 func isClosed(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "reset") || strings.Contains(err.Error(), "closed"))
 }
@@ -381,18 +399,7 @@ func TestSetWatchesAfterReconnect(t *testing.T) {
 // else waits for it.
 func TestSlowConsumerIsDisconnected(t *testing.T) {
 	s := startServer(t, nil)
-	c := dial(t, s.Addr().String())
-	c.connect(0, nil)
-	big := make([]byte, 1000000)
-	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: big, Acl: openACL}, nil); h.Err != 0 {
-		t.Fatalf("create: %d", h.Err)
-	}
-	var frames []byte
-	for i := 0; i < 80; i++ { // 80 MB of replies, never read
-		c.xid++
-		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/big"})
-	}
-	c.nc.Write(frames)
+	c := stopReading(t, s, 80) // 80 MB of replies, never read
 	other := dial(t, s.Addr().String())
 	other.connect(0, nil)
 	deadline := time.Now().Add(20 * time.Second)
