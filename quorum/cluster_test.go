@@ -271,3 +271,74 @@ func TestStreamReplacedWhenALeaderThatLeftLeadsAgain(t *testing.T) {
 		t.Fatal("the stream the leader left was not replaced")
 	}
 }
+
+// A follower pings the leader with the sessions it heard from, and its clients' last
+// frame (a closeSession) is among them, so a ping may reach the leader after the
+// session's closeSession was applied there. The leader must not track such a session
+// again (as ZooKeeper's touchSession ignores a session it does not hold): it would
+// expire it a timeout later, one useless closeSession entry for every session a
+// follower's client closed.
+func TestPingDoesNotTrackAClosedSession(t *testing.T) {
+	peers := threePeers(t)
+	nodes := map[string]*Node{}
+	for _, p := range peers {
+		nodes[p.ID] = openMember(t, p.ID, t.TempDir(), peers)
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	leader := leaderOf(t, nodes)
+	var follower *Node
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	tracked := func(id int64) (tracker bool, ok bool) {
+		leader.duties.mu.Lock()
+		tr := leader.duties.tracker
+		leader.duties.mu.Unlock()
+		if tr == nil {
+			return false, false
+		}
+		_, ok = tr.Deadline(id)
+		return true, ok
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if has, _ := tracked(0); has {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader never started its duties")
+		}
+	}
+	const id, timeout = 5, 30000
+	propose(t, follower, &Entry{Session: id, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: timeout, Password: make([]byte, 16)}})
+	if _, ok := tracked(id); !ok {
+		t.Fatal("a session created through a follower is not tracked by the leader")
+	}
+	follower.Touch(id, timeout) // the closeSession frame, read before it is proposed
+	if r := propose(t, follower, &Entry{Session: id, Op: jute.OpCloseSession}); r.Err != jute.OK {
+		t.Fatalf("close session: %v", r.Err)
+	}
+	if _, ok := tracked(id); ok {
+		t.Fatal("a closed session is still tracked")
+	}
+	// The follower's next ping names the closed session. Pings and proposals share the
+	// stream and the leader handles its frames in order, so once an entry sent after the
+	// ping is applied, the leader has handled the ping.
+	follower.fwd.mu.Lock()
+	st := follower.fwd.st
+	follower.fwd.mu.Unlock()
+	if st == nil {
+		t.Fatal("the follower has no stream to the leader")
+	}
+	follower.fwd.ping(st)
+	propose(t, follower, &Entry{Op: jute.OpSync, Req: &jute.SyncRequest{Path: "/"}})
+	leader.Touch(id, timeout) // a late frame on one of the leader's own connections
+	if _, ok := tracked(id); ok {
+		t.Fatal("the leader tracks a closed session again after a ping or a touch named it")
+	}
+}

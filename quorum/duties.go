@@ -21,6 +21,19 @@ type duties struct {
 	wg      sync.WaitGroup
 }
 
+// add starts tracking a session whose createSession was applied.
+func (d *duties) add(id int64, timeout int32) {
+	d.mu.Lock()
+	t := d.tracker
+	d.mu.Unlock()
+	if t != nil {
+		t.Add(id, time.Duration(timeout)*time.Millisecond)
+	}
+}
+
+// touch refreshes a session heard from (here or on a follower). It never tracks one
+// the leader does not hold: a follower's ping may name a session whose closeSession
+// was applied since, and tracking it again would expire it once more, a timeout later.
 func (d *duties) touch(id int64, timeout int32) {
 	d.mu.Lock()
 	t := d.tracker
@@ -41,6 +54,9 @@ func (d *duties) forget(id int64) {
 
 // start runs on gaining leadership, after a barrier: every known session gets a fresh
 // timeout (so a failover never expires sessions whose pings went to the old leader).
+// d.mu is held from before the table is read until the tracker is in place, and the
+// apply path calls add and forget after the table changed, so each session created or
+// closed meanwhile is either in the table read here or reaches the tracker after it.
 func (d *duties) start() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -52,7 +68,7 @@ func (d *duties) start() {
 	t := session.NewTracker(session.SystemClock{}, d.n.cfg.TickTime)
 	d.n.FSM.Read(func(_ *datatree.Tree, s *session.Table) {
 		for _, ss := range s.All() {
-			t.Touch(ss.ID, time.Duration(ss.Timeout)*time.Millisecond)
+			t.Add(ss.ID, time.Duration(ss.Timeout)*time.Millisecond)
 		}
 	})
 	d.tracker = t

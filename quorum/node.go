@@ -201,7 +201,7 @@ func Open(cfg Config) (*Node, error) {
 	d := &duties{}
 	fsm.sessionsChanged = func(id int64, timeout int32, created bool) {
 		if created {
-			d.touch(id, timeout)
+			d.add(id, timeout)
 		} else {
 			d.forget(id)
 		}

@@ -7,15 +7,19 @@ import (
 )
 
 // Tracker is the leader's session expiry timer: an ExpiryQueue read against a Clock.
-// Connections and followers' pings Touch sessions; Run wakes when the earliest bucket
-// falls due and hands the expired ids to a callback, which proposes closeSession for
-// them. Only the leader runs a Tracker: on gaining leadership it calls ResetAll with
-// the table's sessions, so every session gets a full timeout from the new leader, as
-// in ZooKeeper, and on losing it, it cancels Run's context.
+// A session is Added when its createSession is applied (and, on gaining leadership, for
+// every session in the table); connections and followers' pings Touch it; Run wakes
+// when the earliest bucket falls due and hands the expired ids to a callback, which
+// proposes closeSession for them. Only the leader runs a Tracker: on gaining leadership
+// it calls ResetAll (or Add) with the table's sessions, so every session gets a full
+// timeout from the new leader, as in ZooKeeper, and on losing it, it cancels Run's
+// context.
 //
-// The Tracker forgets an id once it has reported it expired. If the session is touched
-// again before its closeSession is applied, it is tracked again; the state machine's
-// closeSession then removes it from the table and the caller calls Remove.
+// Touch never starts tracking an id: like ZooKeeper's SessionTrackerImpl.touchSession,
+// it refreshes only a session the Tracker holds. A session that was Removed (its
+// closeSession was applied) or reported expired stays gone, however late a follower's
+// ping or a connection's last frame mentions it; otherwise the leader would expire
+// every closed session again a timeout later, one useless closeSession entry each.
 //
 // A Tracker is safe for concurrent use.
 type Tracker struct {
@@ -32,13 +36,26 @@ func NewTracker(clock Clock, interval time.Duration) *Tracker {
 	return &Tracker{clock: clock, q: NewExpiryQueue(interval), wake: make(chan struct{}, 1)}
 }
 
-// Touch gives id a fresh deadline of timeout from now and returns it.
-func (t *Tracker) Touch(id int64, timeout time.Duration) time.Time {
+// Add tracks id (a new session, or one the leader found in the table) with a deadline
+// of timeout from now, and returns the deadline.
+func (t *Tracker) Add(id int64, timeout time.Duration) time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	d := t.q.Touch(id, timeout, t.clock.Now())
 	t.kick(d)
 	return d
+}
+
+// Touch gives id a fresh deadline of timeout from now if the Tracker holds it, and
+// reports whether it did; an id it does not hold is ignored.
+func (t *Tracker) Touch(id int64, timeout time.Duration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.q.Deadline(id); !ok {
+		return false
+	}
+	t.kick(t.q.Touch(id, timeout, t.clock.Now()))
+	return true
 }
 
 // kick wakes Run if deadline is earlier than the time it sleeps until. The caller holds mu.

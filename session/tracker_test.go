@@ -65,9 +65,9 @@ func expectNone(t *testing.T, batches <-chan []int64) {
 func TestTrackerExpires(t *testing.T) {
 	clock := NewManualClock(t0)
 	tr := NewTracker(clock, 2*time.Second)
-	tr.Touch(3, 4*time.Second) // deadline 6000
-	tr.Touch(1, 4*time.Second) // deadline 6000
-	tr.Touch(2, 8*time.Second) // deadline 10000
+	tr.Add(3, 4*time.Second) // deadline 6000
+	tr.Add(1, 4*time.Second) // deadline 6000
+	tr.Add(2, 8*time.Second) // deadline 10000
 	batches, stop := runTracker(t, tr)
 	defer stop()
 
@@ -81,7 +81,7 @@ func TestTrackerExpires(t *testing.T) {
 	// Session 2 pings at 7000: its deadline moves from 10000 to 12000.
 	waitParked(t, clock, 1)
 	clock.Advance(time.Second)
-	tr.Touch(2, 4*time.Second)
+	tr.Add(2, 4*time.Second)
 	if d, _ := tr.Deadline(2); !d.Equal(at(12000)) {
 		t.Fatalf("deadline %v", d.Sub(t0))
 	}
@@ -100,9 +100,9 @@ func TestTrackerTouchWakesRun(t *testing.T) {
 	tr := NewTracker(clock, time.Second)
 	batches, stop := runTracker(t, tr)
 	defer stop()
-	tr.Touch(1, 30*time.Second) // deadline 31000
+	tr.Add(1, 30*time.Second) // deadline 31000
 	waitParked(t, clock, 1)
-	tr.Touch(2, time.Second) // deadline 2000: Run must re-arm for it
+	tr.Add(2, time.Second) // deadline 2000: Run must re-arm for it
 	waitParked(t, clock, 2)
 	clock.Set(at(2000))
 	expectBatch(t, batches, []int64{2})
@@ -117,7 +117,7 @@ func TestTrackerIdle(t *testing.T) {
 	batches, stop := runTracker(t, tr)
 	clock.Advance(time.Hour)
 	expectNone(t, batches)
-	tr.Touch(5, time.Second)
+	tr.Add(5, time.Second)
 	waitParked(t, clock, 1)
 	clock.Advance(2 * time.Second)
 	expectBatch(t, batches, []int64{5})
@@ -127,8 +127,8 @@ func TestTrackerIdle(t *testing.T) {
 func TestTrackerRemove(t *testing.T) {
 	clock := NewManualClock(t0)
 	tr := NewTracker(clock, time.Second)
-	tr.Touch(1, time.Second)
-	tr.Touch(2, time.Second)
+	tr.Add(1, time.Second)
+	tr.Add(2, time.Second)
 	tr.Remove(1)
 	tr.Remove(99)
 	batches, stop := runTracker(t, tr)
@@ -141,8 +141,8 @@ func TestTrackerRemove(t *testing.T) {
 func TestTrackerResetAll(t *testing.T) {
 	clock := NewManualClock(t0)
 	tr := NewTracker(clock, time.Second)
-	tr.Touch(1, time.Second)  // 2000
-	tr.Touch(99, time.Second) // not in the table any more: dropped by ResetAll
+	tr.Add(1, time.Second)  // 2000
+	tr.Add(99, time.Second) // not in the table any more: dropped by ResetAll
 	clock.Advance(1500 * time.Millisecond)
 	tr.ResetAll([]Session{{ID: 1, Timeout: 4000}, {ID: 2, Timeout: 10000}})
 	if tr.Len() != 2 {
@@ -169,7 +169,7 @@ func TestTrackerLateWake(t *testing.T) {
 	clock := NewManualClock(t0)
 	tr := NewTracker(clock, time.Second)
 	for id, timeout := range map[int64]time.Duration{40: time.Second, 10: 2 * time.Second, 30: 3 * time.Second, 20: time.Second} {
-		tr.Touch(id, timeout)
+		tr.Add(id, timeout)
 	}
 	clock.Advance(time.Minute)
 	batches, stop := runTracker(t, tr)
@@ -181,7 +181,7 @@ func TestTrackerLateWake(t *testing.T) {
 func TestTrackerCallbackReenters(t *testing.T) {
 	clock := NewManualClock(t0)
 	tr := NewTracker(clock, time.Second)
-	tr.Touch(1, time.Second)
+	tr.Add(1, time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var got [][]int64
@@ -194,7 +194,7 @@ func TestTrackerCallbackReenters(t *testing.T) {
 			n := len(got)
 			mu.Unlock()
 			if n == 1 {
-				tr.Touch(7, time.Second) // re-enter: a new session from inside the callback
+				tr.Add(7, time.Second) // re-enter: a new session from inside the callback
 				tr.Remove(1)
 			} else {
 				cancel()
@@ -216,6 +216,36 @@ func TestTrackerSystemClock(t *testing.T) {
 	tr := NewTracker(SystemClock{}, 10*time.Millisecond)
 	batches, stop := runTracker(t, tr)
 	defer stop()
-	tr.Touch(1, time.Millisecond)
+	tr.Add(1, time.Millisecond)
 	expectBatch(t, batches, []int64{1})
+}
+
+// Touch refreshes only a session the Tracker holds, as ZooKeeper's touchSession: an id
+// never added, removed (closed) or already reported expired is not tracked again.
+func TestTrackerTouchIgnoresUnknown(t *testing.T) {
+	clock := NewManualClock(t0)
+	tr := NewTracker(clock, time.Second)
+	tr.Add(1, time.Second) // 2000
+	tr.Add(2, time.Second) // 2000
+	tr.Add(3, time.Second) // 2000
+	tr.Remove(2)
+	if tr.Touch(2, time.Second) || tr.Touch(99, time.Second) {
+		t.Fatal("Touch tracked a removed or unknown session")
+	}
+	clock.Advance(500 * time.Millisecond)
+	if !tr.Touch(3, 4*time.Second) { // 5000
+		t.Fatal("Touch did not refresh a tracked session")
+	}
+	batches, stop := runTracker(t, tr)
+	defer stop()
+	clock.Set(at(2000))
+	expectBatch(t, batches, []int64{1})
+	if tr.Touch(1, time.Second) {
+		t.Fatal("Touch tracked a session already reported expired")
+	}
+	clock.Set(at(5000))
+	expectBatch(t, batches, []int64{3})
+	if tr.Len() != 0 {
+		t.Fatalf("Len = %d", tr.Len())
+	}
 }

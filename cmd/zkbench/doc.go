@@ -80,6 +80,11 @@
 //     duration; if a worker runs out the cell ends early and the report says so;
 //   - multi: 3 creates per multi (one op = one multi);
 //   - mixed: 90% getData, 10% setData on the read data set;
+//   - session: a new session on the worker's member, connected until it has its session,
+//     then closed (one op = both). Each worker first makes 8 of them untimed (for at
+//     most 20 s): each op costs go-zookeeper two 1.5 MiB buffers, and without the lead-in
+//     the growth of zkbench's own heap in the first cell at a session count slowed
+//     whichever target ran that cell first, by half or more at 64 sessions;
 //   - lock: every session takes and releases one lock with ZooKeeper's recipe (create
 //     -e -s, getChildren, watch the predecessor); one op = one acquisition, its latency
 //     from the create to holding the lock; one goroutine per session (--depth unused);

@@ -38,7 +38,7 @@ var workloads = []*workload{
 	{name: "delete", op: "delete of a node prepared (by multis, untimed) before the timed part", run: runDelete, cleanup: cleanupPrepared},
 	{name: "multi", op: fmt.Sprintf("multi of %d creates", multiCreates), run: runMulti, cleanup: cleanupCreated},
 	{name: "ephemeral", op: "create of an ephemeral sequential node, then its delete (the pair is one op)", run: driveWith(ephemeralOp)},
-	{name: "session", op: "a new session on the worker's member: connect until it has a session, then close it (the pair is one op)", run: driveWith(sessionOp)},
+	{name: "session", op: "a new session on the worker's member: connect until it has a session, then close it (the pair is one op)", run: afterLeadIn(sessionOp)},
 	{name: "mixed", op: "90% getData, 10% setData on the data set", run: driveWith(mixedOp)},
 	{name: "lock", op: "lock acquisition: create -e -s, getChildren, watch the predecessor; latency = create to holding (one goroutine per session)", run: runLock},
 	{name: "watch", op: "notification: N sessions watch one node, one more session sets it once all re-armed; latency = set sent to event received", place: withWriter, run: runWatch},
@@ -102,6 +102,39 @@ func ephemeralOp(w *worker) error {
 		return err
 	}
 	return w.conn.Delete(p, -1)
+}
+
+// The session workload's untimed lead-in: every worker makes leadInOps ops first, for
+// at most leadInMax.
+const (
+	leadInOps = 8
+	leadInMax = 20 * time.Second
+)
+
+// afterLeadIn runs op untimed until every worker has made leadInOps of them, then times
+// it. Each session op costs zkbench two 1.5 MiB buffers (go-zookeeper's Conn), so the
+// first cell at 64 sessions (256 callers) grows zkbench's heap to over 1 GiB, and its
+// first touch of that memory (some 300,000 page faults, seconds of system CPU on a
+// 2-core machine shared with the servers) slowed whichever target ran that cell first
+// by half or more: measured alone, 256 callers made 183 ops/s while the heap grew and
+// 1,085 right after, against the same zkraft cluster. A fixed lead-in of 2 s did not
+// cover the growth; a number of ops per worker does.
+func afterLeadIn(op opFunc) func(c *cell) stats {
+	return func(c *cell) stats {
+		deadline := time.Now().Add(leadInMax)
+		var wg sync.WaitGroup
+		for _, w := range c.newWorkers(len(c.conns)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := 0; k < leadInOps && time.Now().Before(deadline); k++ {
+					_ = op(w)
+				}
+			}()
+		}
+		wg.Wait()
+		return c.drive(op)
+	}
 }
 
 // sessionOp measures what a client's start and stop cost: the createSession and
