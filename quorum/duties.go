@@ -102,6 +102,7 @@ func (d *duties) stop() {
 
 func (d *duties) expire(ids []int64) {
 	if d.n.raft.VerifyLeader().Error() != nil {
+		d.retry(ids)
 		return
 	}
 	// One line per sweep, with the count, not one per session.
@@ -114,6 +115,24 @@ func (d *duties) expire(ids []int64) {
 	}
 	if len(ids) > 0 {
 		d.n.cfg.Logger.Info("sessions expired", "count", len(ids), "first", first)
+	}
+}
+
+// retry tracks again, due a tick from now, the sessions of a sweep this member could not
+// expire because it was not sure it leads: a touch no longer tracks a session the
+// tracker has let go, so nothing else would. Sessions closed meanwhile are left out.
+func (d *duties) retry(ids []int64) {
+	var live []int64
+	d.n.FSM.Read(func(_ *datatree.Tree, s *session.Table) {
+		for _, id := range ids {
+			if _, ok := s.Get(id); ok {
+				live = append(live, id)
+			}
+		}
+	})
+	tick := int32(d.n.cfg.TickTime / time.Millisecond)
+	for _, id := range live {
+		d.add(id, tick)
 	}
 }
 
