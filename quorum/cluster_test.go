@@ -236,23 +236,7 @@ func TestFollowerPingsKeepSessionsAlive(t *testing.T) {
 // the same member leader again (it was re-elected), the member replaces the stream it
 // was told to leave rather than wait forever for a leader with another name.
 func TestStreamReplacedWhenALeaderThatLeftLeadsAgain(t *testing.T) {
-	peers := threePeers(t)
-	nodes := map[string]*Node{}
-	for _, p := range peers {
-		nodes[p.ID] = openMember(t, p.ID, t.TempDir(), peers)
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
-	leader := leaderOf(t, nodes)
-	var follower *Node
-	for _, n := range nodes {
-		if n != leader {
-			follower = n
-		}
-	}
+	_, follower := leaderAndFollower(t)
 	propose(t, follower, &Entry{Session: 7, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
 	follower.fwd.mu.Lock()
 	st := follower.fwd.st
@@ -279,23 +263,7 @@ func TestStreamReplacedWhenALeaderThatLeftLeadsAgain(t *testing.T) {
 // expire it a timeout later, one useless closeSession entry for every session a
 // follower's client closed.
 func TestPingDoesNotTrackAClosedSession(t *testing.T) {
-	peers := threePeers(t)
-	nodes := map[string]*Node{}
-	for _, p := range peers {
-		nodes[p.ID] = openMember(t, p.ID, t.TempDir(), peers)
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
-	leader := leaderOf(t, nodes)
-	var follower *Node
-	for _, n := range nodes {
-		if n != leader {
-			follower = n
-		}
-	}
+	leader, follower := leaderAndFollower(t)
 	tracked := func(id int64) (tracker bool, ok bool) {
 		leader.duties.mu.Lock()
 		tr := leader.duties.tracker
@@ -341,4 +309,26 @@ func TestPingDoesNotTrackAClosedSession(t *testing.T) {
 	if _, ok := tracked(id); ok {
 		t.Fatal("the leader tracks a closed session again after a ping or a touch named it")
 	}
+}
+
+// leaderAndFollower starts three in-process members, closed at the test's end, and
+// returns the leader and one follower.
+func leaderAndFollower(t *testing.T) (leader, follower *Node) {
+	peers := threePeers(t)
+	nodes := map[string]*Node{}
+	for _, p := range peers {
+		nodes[p.ID] = openMember(t, p.ID, t.TempDir(), peers)
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	})
+	leader = leaderOf(t, nodes)
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	return leader, follower
 }

@@ -23,31 +23,29 @@ type duties struct {
 
 // add starts tracking a session whose createSession was applied.
 func (d *duties) add(id int64, timeout int32) {
-	d.mu.Lock()
-	t := d.tracker
-	d.mu.Unlock()
-	if t != nil {
+	if t := d.current(); t != nil {
 		t.Add(id, time.Duration(timeout)*time.Millisecond)
 	}
+}
+
+// current is the tracker while this member leads, else nil.
+func (d *duties) current() *session.Tracker {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.tracker
 }
 
 // touch refreshes a session heard from (here or on a follower). It never tracks one
 // the leader does not hold: a follower's ping may name a session whose closeSession
 // was applied since, and tracking it again would expire it once more, a timeout later.
 func (d *duties) touch(id int64, timeout int32) {
-	d.mu.Lock()
-	t := d.tracker
-	d.mu.Unlock()
-	if t != nil {
+	if t := d.current(); t != nil {
 		t.Touch(id, time.Duration(timeout)*time.Millisecond)
 	}
 }
 
 func (d *duties) forget(id int64) {
-	d.mu.Lock()
-	t := d.tracker
-	d.mu.Unlock()
-	if t != nil {
+	if t := d.current(); t != nil {
 		t.Remove(id)
 	}
 }
