@@ -34,8 +34,9 @@ type Config struct {
 	ContainerCheckInterval time.Duration
 	SnapCount              uint64
 	SnapRetainCount        int
-	SuperDigest            string // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
-	MaxOutstanding         int    // per connection, before the reader stops reading
+	SuperDigest            string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
+	MaxOutstanding         int            // per connection, before the reader stops reading
+	Throttle               ThrottleConfig // ZooKeeper's request throttle (throttle.go)
 	// ReconfigEnabled lets a super user (or one with WRITE on /zookeeper/config) change
 	// a cluster's membership with reconfig (reconfigEnabled, off by default as in 3.8).
 	ReconfigEnabled bool
@@ -89,6 +90,7 @@ func DefaultConfig() Config {
 		SnapCount:              100000,
 		SnapRetainCount:        3,
 		MaxOutstanding:         1000,
+		Throttle:               DefaultThrottle(),
 	}
 }
 
@@ -121,6 +123,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("minSessionTimeout %v is larger than maxSessionTimeout %v", c.MinTimeout(), c.MaxTimeout())
 	case c.MaxBuffer < 1024:
 		return fmt.Errorf("jute.maxbuffer %d is too small", c.MaxBuffer)
+	case c.Throttle.MaxRequests < 0 || c.Throttle.ThrottledOpWaitTime < 0:
+		return fmt.Errorf("request throttle settings must not be negative")
+	case c.Throttle.MaxRequests > 0 && c.Throttle.StallTime <= 0:
+		return fmt.Errorf("zookeeper.request_throttle_stall_time %v must be positive", c.Throttle.StallTime)
 	case c.MaxClientCnxns < 0:
 		return fmt.Errorf("maxClientCnxns %d must not be negative", c.MaxClientCnxns)
 	case c.ContainerCheckInterval <= 0:

@@ -43,7 +43,8 @@ type Server struct {
 	local map[int64]*localSession
 	wg    sync.WaitGroup
 
-	stats stats
+	stats    stats
+	throttle *throttle
 }
 
 // New checks cfg; nothing is opened until Start.
@@ -55,7 +56,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, log: log, conns: map[*conn]struct{}{}, perIP: map[string]int{},
-		sessions: map[int64]*conn{}}
+		sessions: map[int64]*conn{}, throttle: newThrottle(cfg.Throttle)}
 	s.traceMask.Store(defaultTraceMask)
 	return s, nil
 }

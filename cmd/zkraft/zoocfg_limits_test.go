@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+// The request throttle is set as ZooKeeper's users set it: system properties in
+// JVMFLAGS, or zoo.cfg keys with or without the zookeeper. prefix.
+func TestRequestThrottleSettings(t *testing.T) {
+	load := func(env map[string]string, cfgText string) server.Config {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "zoo.cfg")
+		os.WriteFile(path, []byte(cfgText), 0o644)
+		var flags server.Config
+		cfg, warnings, err := loadConfig(newStartCommand(), path, envOf(env), &flags, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) > 0 {
+			t.Fatalf("warnings %q", warnings)
+		}
+		return cfg
+	}
+	if got, want := load(nil, "").Throttle, server.DefaultThrottle(); got != want {
+		t.Fatalf("default throttle %+v, want ZooKeeper's %+v", got, want)
+	}
+	cfg := load(map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.request_throttle_max_requests=7 -Dzookeeper.throttled_op_wait_time=40"},
+		"request_throttle_stall_time=5\nzookeeper.request_throttle_drop_stale=false\nrequest_stale_latency_check=true\n")
+	want := server.ThrottleConfig{MaxRequests: 7, StallTime: 5 * time.Millisecond, DropStale: false,
+		StaleConnectionCheck: true, StaleLatencyCheck: true, ThrottledOpWaitTime: 40 * time.Millisecond}
+	if cfg.Throttle != want {
+		t.Fatalf("throttle %+v, want %+v", cfg.Throttle, want)
+	}
+	bad := load(map[string]string{"JVMFLAGS": "-Dzookeeper.request_throttle_max_requests=-1"}, "")
+	if err := bad.Validate(); err == nil {
+		t.Fatal("a negative request_throttle_max_requests was accepted")
+	}
+}
