@@ -205,6 +205,11 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 	}
 	if req := info.NewRecord(); req != nil {
 		req.Decode(d)
+		if d.Err != nil && h.Type == jute.OpAuth {
+			// ZooKeeper reads addauth on the connection itself and closes it when the
+			// packet does not decode.
+			return nil, false
+		}
 		if d.Err != nil {
 			// ZooKeeper answers a request body it cannot decode with MarshallingError
 			// and keeps the connection.
