@@ -247,6 +247,9 @@ func (c *conn) process(p *pending) bool {
 	if p.err == jute.OK { // not already answered: ThrottledOp, an undecodable body, an unknown op
 		c.prepare(p)
 	}
+	if p.err == jute.OK && c.overMemoryCap(p) {
+		p.err = jute.ErrQuotaExceeded
+	}
 	if c.readOnly && !p.invalid {
 		c.refuseWrite(p)
 	} else if p.err == jute.OK && (jute.IsWrite(p.op) || p.op == jute.OpSync) {

@@ -45,6 +45,7 @@ type Server struct {
 
 	stats    stats
 	throttle *throttle
+	memCap   memCap
 }
 
 // New checks cfg; nothing is opened until Start.
@@ -58,6 +59,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, conns: map[*conn]struct{}{}, perIP: map[string]int{},
 		sessions: map[int64]*conn{}, throttle: newThrottle(cfg.Throttle)}
 	s.traceMask.Store(defaultTraceMask)
+	s.memCap.limit = cfg.TreeMemoryLimit
 	return s, nil
 }
 

@@ -22,6 +22,13 @@ var limitKeys = map[string]func(c *server.Config, v string) error{
 }
 
 func init() {
+	// zkraft's own: the tree's memory cap (server/memcap.go), in bytes or with a k, m
+	// or g suffix.
+	zooCfgKeys["treeMemoryLimit"] = func(c *server.Config, v string) error {
+		n, err := parseBytes(v)
+		c.TreeMemoryLimit = n
+		return err
+	}
 	for k, set := range limitKeys {
 		zooCfgKeys[k] = set
 		zooCfgKeys["zookeeper."+k] = set
