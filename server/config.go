@@ -37,6 +37,7 @@ type Config struct {
 	SuperDigest            string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
 	MaxOutstanding         int            // per connection, before the reader stops reading
 	Throttle               ThrottleConfig // ZooKeeper's request throttle (throttle.go)
+	AdminAuth              AdminAuth      // the AdminServer's snapshot command (admin_snapshot.go)
 	// TreeMemoryLimit (treeMemoryLimit, zkraft's own), if positive: once the tree's
 	// estimated heap reaches it, writes that would grow the tree are refused with
 	// QuotaExceeded (memcap.go). The zkraft command sets it to a third of a container's
@@ -96,6 +97,7 @@ func DefaultConfig() Config {
 		SnapRetainCount:        3,
 		MaxOutstanding:         1000,
 		Throttle:               DefaultThrottle(),
+		AdminAuth:              DefaultAdminAuth(),
 	}
 }
 

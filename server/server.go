@@ -46,6 +46,8 @@ type Server struct {
 	stats    stats
 	throttle *throttle
 	memCap   memCap
+
+	adminSnap adminSnapshot // the snapshot admin command's rate limit
 }
 
 // New checks cfg; nothing is opened until Start.
