@@ -111,7 +111,11 @@ func loadPEMStores(q *QuorumSSL) (tls.Certificate, *x509.CertPool, error) {
 		{"ssl.quorum.keyStore", q.KeyStoreType, q.KeyStoreLocation},
 		{"ssl.quorum.trustStore", q.TrustStoreType, q.TrustStoreLocation},
 	} {
-		if typ := storeType(s.typ, s.loc); typ != "PEM" {
+		typ := storeType(s.typ, s.loc)
+		if typ == "" {
+			return tls.Certificate{}, nil, fmt.Errorf("%s.type: the name %s does not tell the store's type; set it", s.key, s.loc)
+		}
+		if typ != "PEM" {
 			return tls.Certificate{}, nil, fmt.Errorf("%s.type %q (of %s): zkraft reads PEM stores only", s.key, typ, s.loc)
 		}
 	}
