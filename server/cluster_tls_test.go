@@ -264,3 +264,71 @@ func TestSSLQuorumZooKeeperTakesSameConfig(t *testing.T) {
 		}
 	}
 }
+
+// A running plaintext cluster moves to TLS between members without losing its quorum,
+// by ZooKeeper's procedure: a rolling restart with portUnification on, one with
+// sslQuorum on, one with portUnification off. It serves after every restart, and at the
+// end refuses plaintext on every member port.
+func TestSSLQuorumRollingUpgradeWithPortUnification(t *testing.T) {
+	cfg, memberAddrs := sslQuorumConfig(t)
+	cfg["sslQuorum"] = "false"
+	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf, ExtraConfig: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	n := 0
+	for _, step := range []struct{ key, value string }{{"portUnification", "true"}, {"sslQuorum", "true"}, {"portUnification", "false"}} {
+		for i, m := range c.Members {
+			if err := m.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.SetConfig(step.key, step.value); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Restart(false); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.AwaitServing(30 * time.Second); err != nil {
+				t.Fatalf("%s=%s on member %d: %v", step.key, step.value, i+1, err)
+			}
+			n++
+			writeAndReadEverywhere(t, c, fmt.Sprintf("/upgrade-%d", n))
+		}
+	}
+	for _, a := range memberAddrs {
+		if err := refusesPlaintext(a); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// writeAndReadEverywhere creates path through one member and reads it through each.
+func writeAndReadEverywhere(t *testing.T, c *ztest.Cluster, path string) {
+	t.Helper()
+	for i, m := range c.Members {
+		conn, _, err := zk.Connect([]string{m.Addr}, 10*time.Second, zk.WithLogInfo(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if i == 0 {
+				_, err = conn.Create(path, nil, 0, zk.WorldACL(zk.PermAll))
+				if errors.Is(err, zk.ErrNodeExists) { // an earlier try was applied
+					err = nil
+				}
+			} else if _, err = conn.Sync(path); err == nil {
+				_, _, err = conn.Get(path)
+			}
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s through member %d: %v", path, i+1, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		conn.Close()
+	}
+}
