@@ -123,12 +123,24 @@ type tlsListener struct {
 }
 
 func (l *tlsListener) acceptLoop() {
+	backoff := 5 * time.Millisecond
 	for {
 		c, err := l.Listener.Accept()
-		if err != nil {
+		if errors.Is(err, net.ErrClosed) {
 			l.Close()
 			return
 		}
+		if err != nil { // out of descriptors, say: try again, as Raft's own loop does
+			l.n.log.Warn("quorum: accepting a member stream", "addr", l.Addr().String(), "err", err)
+			select {
+			case <-l.done:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
 		if !l.track(c) {
 			c.Close()
 			return
@@ -161,7 +173,11 @@ func (l *tlsListener) handshake(c net.Conn) {
 	sc, err := l.n.serve(c)
 	if err != nil {
 		c.Close()
-		l.refused(c.RemoteAddr(), err)
+		select {
+		case <-l.done: // cut by Close
+		default:
+			l.refused(c.RemoteAddr(), err)
+		}
 		return
 	}
 	select {
