@@ -208,7 +208,7 @@ func (l *tlsListener) refused(from net.Addr, err error) {
 	if warn {
 		level = slog.LevelWarn
 	}
-	l.n.log.Log(context.Background(), level, "quorum: refused a member stream (repeats from this host are logged at debug for a minute)", "from", from.String(), "err", err)
+	l.n.log.Log(context.Background(), level, "quorum: refused a member stream", "from", from.String(), "err", err)
 }
 
 // serve completes the server side of a stream: a TLS handshake, or, with

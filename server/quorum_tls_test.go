@@ -138,3 +138,21 @@ func TestQuorumSSLSettings(t *testing.T) {
 		t.Fatalf("standalone with sslQuorum: %v", err)
 	}
 }
+
+// The partition scenario with every stream between members mutual TLS, on PEM stores:
+// the cut closes the TLS streams, the majority goes on, and after the heal the old
+// leader's new streams handshake and it catches up.
+func TestClusterPartitionedLeaderTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca := newPEMCA(t, dir, "ca")
+	stores := storesFor(t, dir, ca, "member", ca, true, "127.0.0.1")
+	tc := newTestClusterWith(t, 3, func(c *Config) { c.QuorumSSL = stores })
+	for _, p := range tc.cfgs[0].Servers {
+		for _, addr := range []string{p.PeerAddr, p.RaftAddr} {
+			if err := refusesPlaintext(addr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	partitionedLeader(t, tc)
+}
