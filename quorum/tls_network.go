@@ -102,7 +102,8 @@ func (n *tlsNetwork) Listen(addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &tlsListener{Listener: ln, n: n, ready: make(chan net.Conn), done: make(chan struct{}), pending: map[net.Conn]struct{}{}, warned: map[string]time.Time{}}
+	l := &tlsListener{Listener: ln, n: n, ready: make(chan net.Conn), done: make(chan struct{}),
+		pending: map[net.Conn]struct{}{}, warned: map[string]time.Time{}}
 	go l.acceptLoop()
 	return l, nil
 }
