@@ -25,8 +25,10 @@ type QuorumSSL struct {
 	PortUnification bool // portUnification
 	// The key store holds this member's certificate and key, the trust store the CAs
 	// whose members it accepts. Type "" is taken from the file name, as ZooKeeper does.
-	KeyStoreLocation, KeyStorePassword, KeyStoreType       string
-	TrustStoreLocation, TrustStorePassword, TrustStoreType string
+	// A password may be given inline or, as a file's content, by its PasswordPath. PEM
+	// stores need none (an encrypted PEM key is not read yet).
+	KeyStoreLocation, KeyStorePassword, KeyStorePasswordPath, KeyStoreType         string
+	TrustStoreLocation, TrustStorePassword, TrustStorePasswordPath, TrustStoreType string
 	// Protocol is ssl.quorum.protocol (ZooKeeper 3.8's default TLSv1.2);
 	// EnabledProtocols (ssl.quorum.enabledProtocols) defaults to Protocol alone.
 	Protocol         string
@@ -120,7 +122,7 @@ func loadPEMStores(q *QuorumSSL) (tls.Certificate, *x509.CertPool, error) {
 		}
 	}
 	cert, err := tls.LoadX509KeyPair(q.KeyStoreLocation, q.KeyStoreLocation)
-	if err != nil && q.KeyStorePassword != "" {
+	if err != nil && (q.KeyStorePassword != "" || q.KeyStorePasswordPath != "") {
 		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.keyStore.location %s: %v (zkraft reads unencrypted PEM keys only)", q.KeyStoreLocation, err)
 	}
 	if err != nil {

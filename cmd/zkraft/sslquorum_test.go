@@ -36,9 +36,11 @@ portUnification=true
 sslQuorumReloadCertFiles=true
 ssl.quorum.keyStore.location=/k.pem
 ssl.quorum.keyStore.password=kp
+ssl.quorum.keyStore.passwordPath=/kp
 ssl.quorum.keyStore.type=PEM
 ssl.quorum.trustStore.location=/t.pem
 ssl.quorum.trustStore.password=tp
+ssl.quorum.trustStore.passwordPath=/tp
 ssl.quorum.trustStore.type=PEM
 ssl.quorum.protocol=TLSv1.3
 ssl.quorum.enabledProtocols=TLSv1.2, TLSv1.3
@@ -53,7 +55,7 @@ ssl.quorum.ocsp=false
 		t.Fatal(err)
 	}
 	q := cfg.QuorumSSL
-	if !q.Enabled || !q.PortUnification || q.KeyStoreLocation != "/k.pem" || q.KeyStorePassword != "kp" || q.KeyStoreType != "PEM" ||
+	if !q.Enabled || !q.PortUnification || q.KeyStoreLocation != "/k.pem" || q.KeyStorePassword != "kp" || q.KeyStorePasswordPath != "/kp" || q.TrustStorePasswordPath != "/tp" || q.KeyStoreType != "PEM" ||
 		q.TrustStoreLocation != "/t.pem" || q.TrustStorePassword != "tp" || q.TrustStoreType != "PEM" || q.Protocol != "TLSv1.3" ||
 		!slices.Equal(q.EnabledProtocols, []string{"TLSv1.2", "TLSv1.3"}) || len(q.CipherSuites) != 2 || q.HostnameVerification ||
 		q.ClientAuth != "need" || q.HandshakeTimeout != 1500*time.Millisecond {
