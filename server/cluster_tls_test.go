@@ -332,3 +332,85 @@ func writeAndReadEverywhere(t *testing.T, c *ztest.Cluster, path string) {
 		conn.Close()
 	}
 }
+
+// A member restarted with a certificate from a CA the others do not trust cannot rejoin:
+// it serves no client while the other two go on serving writes; back on its trusted
+// certificate it rejoins and has them.
+func TestSSLQuorumUntrustedMemberProcess(t *testing.T) {
+	cfg, _ := sslQuorumConfig(t)
+	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf, ExtraConfig: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	rogue := newPEMCA(t, t.TempDir(), "rogue")
+	rogueStore := rogue.keyStore(t, t.TempDir(), "rogue", "127.0.0.1")
+	out := (c.Leader() + 1) % 3
+	m := c.Members[out]
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetConfig("ssl.quorum.keyStore.location", rogueStore); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Restart(false); err != nil {
+		t.Fatal(err)
+	}
+	var others []*ztest.Server
+	for i, o := range c.Members {
+		if i != out {
+			others = append(others, o)
+		}
+	}
+	conn, _, err := zk.Connect([]string{others[0].Addr, others[1].Addr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; i < 5; i++ {
+		path := fmt.Sprintf("/while-out-%d", i)
+		for {
+			_, err := conn.Create(path, nil, 0, zk.WorldACL(zk.PermAll))
+			if err == nil || errors.Is(err, zk.ErrNodeExists) { // NodeExists: an earlier try was applied
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s with a member out: %v", path, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	// Give it time to have joined, were it able to.
+	time.Sleep(3 * time.Second)
+	if srvr, _ := ztest.FourLetter(m.Addr, "srvr"); strings.Contains(srvr, "Mode: ") {
+		t.Fatalf("the member with an untrusted certificate serves:\n%s", srvr)
+	}
+	if !strings.Contains(others[0].Log()+others[1].Log(), "refused a member stream") {
+		t.Error("the trusted members logged no refused stream")
+	}
+
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetConfig("ssl.quorum.keyStore.location", cfg["ssl.quorum.keyStore.location"]); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Restart(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AwaitServing(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := zk.Connect([]string{m.Addr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	if _, err := back.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	if kids, _, err := back.Children("/"); err != nil || len(kids) < 6 {
+		t.Fatalf("the member back on its certificate has %v (%v)", kids, err)
+	}
+}
