@@ -9,7 +9,7 @@ import (
 
 // Network is how cluster members reach each other: Raft's streams and the forwarding
 // streams both go through it. Production uses TCP; tests pass a network that can cut a
-// member off to make partitions.
+// member off to make partitions. Config.TLS wraps either in mutual TLS (tls_network.go).
 type Network interface {
 	Listen(addr string) (net.Listener, error)
 	Dial(addr string, timeout time.Duration) (net.Conn, error)

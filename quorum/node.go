@@ -56,6 +56,9 @@ type Config struct {
 	CommitTimeout time.Duration
 	// Network carries the members' streams; nil is TCP.
 	Network Network
+	// TLS, if set, makes every stream between members mutual TLS on Network
+	// (tls_network.go).
+	TLS *TLS
 }
 
 // Peer is one cluster member: ZooKeeper's server.N line.
@@ -102,6 +105,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("quorum: ID %q is not among the peers", c.ID)
 	case len(c.Peers) > 0 && c.HeartbeatTimeout < 10*time.Millisecond:
 		return fmt.Errorf("quorum: HeartbeatTimeout %v is below 10ms", c.HeartbeatTimeout)
+	}
+	if c.TLS != nil {
+		return c.TLS.validate()
 	}
 	return nil
 }
@@ -157,6 +163,9 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if cfg.Network == nil {
 		cfg.Network = TCP{}
+	}
+	if cfg.TLS != nil {
+		cfg.Network = newTLSNetwork(cfg.Network, *cfg.TLS, cfg.Logger)
 	}
 	hlog := newRaftLog(cfg.Logger)
 	store, err := persistence.Open(cfg.DataDir, cfg.SnapshotRetain, hlog)

@@ -311,8 +311,9 @@ func TestClusterSessionExpiryWithLeaderGone(t *testing.T) {
 // A partition: the leader is cut off from the other two. Its side refuses writes and
 // drops its client; the majority elects a leader and serves; after the cut heals, the
 // old leader catches up and nothing it accepted without a quorum survives.
-func TestClusterPartitionedLeader(t *testing.T) {
-	tc := newTestCluster(t, 3)
+func TestClusterPartitionedLeader(t *testing.T) { partitionedLeader(t, newTestCluster(t, 3)) }
+
+func partitionedLeader(t *testing.T, tc *testCluster) {
 	cut := tc.leader()
 	lone := dial(t, tc.addr(cut))
 	lone.connect(0, nil)

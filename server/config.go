@@ -76,6 +76,9 @@ type Config struct {
 	Servers  []quorum.Peer
 	// Network carries the members' streams; nil is TCP. Tests set it to cut links.
 	Network quorum.Network
+	// QuorumSSL makes the streams between members mutual TLS (sslQuorum, ssl.quorum.*;
+	// quorum_tls.go).
+	QuorumSSL QuorumSSL
 	// Tune, if set, changes the node's settings last (tests: a long CommitTimeout, few
 	// trailing log entries).
 	Tune func(*quorum.Config)
@@ -98,6 +101,7 @@ func DefaultConfig() Config {
 		MaxOutstanding:         1000,
 		Throttle:               DefaultThrottle(),
 		AdminAuth:              DefaultAdminAuth(),
+		QuorumSSL:              QuorumSSL{HostnameVerification: true},
 	}
 }
 
@@ -148,6 +152,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("myid %d must be 1..254 in a cluster", c.ServerID)
 	}
 	if len(c.Servers) > 0 {
+		// As ZooKeeper, a standalone server ignores sslQuorum.
+		if err := c.QuorumSSL.validate(); err != nil {
+			return err
+		}
 		found := false
 		for _, p := range c.Servers {
 			found = found || p.ID == strconv.Itoa(c.ServerID)

@@ -87,6 +87,10 @@ func (s *Server) Start() error {
 		// with a write in flight.
 		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/4)
 		qc.Network = s.cfg.Network
+		var err error
+		if qc.TLS, err = s.cfg.QuorumSSL.quorumTLS(); err != nil {
+			return err
+		}
 	}
 	if s.cfg.Tune != nil {
 		s.cfg.Tune(&qc)

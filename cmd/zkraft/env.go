@@ -28,7 +28,8 @@ var envKeys = []struct{ env, key string }{
 // SERVER_JVMFLAGS and JVMFLAGS, where the official image's users put them (its
 // zkServer.sh passes both to the JVM, in that order) as -Dname=value. Each is the zoo.cfg
 // key of the same name. ZooKeeper reads readonlymode.enabled only this way: in its
-// zoo.cfg the key becomes the unused zookeeper.readonlymode.enabled.
+// zoo.cfg the key becomes the unused zookeeper.readonlymode.enabled. The
+// zookeeper.ssl.quorum.* properties are taken as well (sslquorum.go).
 var systemProperties = map[string]bool{
 	"readonlymode.enabled":                               true,
 	"zookeeper.extendedTypesEnabled":                     true,
@@ -50,7 +51,7 @@ func jvmFlagsConfig(getenv func(string) string) (text string, warnings []string)
 				continue
 			}
 			name, value, _ := strings.Cut(prop, "=")
-			if !systemProperties[name] {
+			if !systemProperties[name] && !strings.HasPrefix(name, "zookeeper.ssl.quorum.") {
 				warnings = append(warnings, fmt.Sprintf("%s: -D%s is not a system property zkraft reads and is ignored", env, name))
 				continue
 			}

@@ -68,6 +68,8 @@ var ignoredKeys = map[string]string{
 	"admin.commandURL":        "zkraft's commands are at /commands",
 	"standaloneEnabled":       "zkraft always runs standalone when no servers are listed",
 	"preAllocSize":            "not needed by zkraft's log",
+
+	"sslQuorumReloadCertFiles": "zkraft reads the member certificates at start; restart a member to load new ones",
 }
 
 func intKey(set func(*server.Config, int)) func(*server.Config, string) error {
@@ -112,7 +114,13 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 			return warnings, fmt.Errorf("line %d: %q is not key=value", line, s)
 		}
 		key, val := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
-		if set, ok := zooCfgKeys[key]; ok {
+		set, ok := zooCfgKeys[key]
+		if !ok {
+			if set, ok, err = quorumSSLSetter(key); err != nil {
+				return warnings, fmt.Errorf("line %d: %v", line, err)
+			}
+		}
+		if ok {
 			if err := set(cfg, val); err != nil {
 				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
 			}

@@ -86,7 +86,7 @@ func startCluster(name string, n int, opts Options, command func(cfg, tmp string
 			return nil, err
 		}
 		s := &Server{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", ports[3*i]), Port: ports[3*i], DataDir: dataDir,
-			tmp: tmp, logf: opts.Logf, command: func() *exec.Cmd { return command(cfg, tmp) }}
+			tmp: tmp, cfg: cfg, logf: opts.Logf, command: func() *exec.Cmd { return command(cfg, tmp) }}
 		if err := s.launch(); err != nil {
 			c.Stop()
 			return nil, err

@@ -1,0 +1,247 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zkraft/zkraft/quorum"
+)
+
+// QuorumSSL is ZooKeeper's TLS between members: sslQuorum, portUnification and the
+// ssl.quorum.* keys. Enabled makes every stream between members mutual TLS;
+// PortUnification makes the member ports accept plaintext streams as well, for moving a
+// running cluster to TLS one member at a time (as ZooKeeper's procedure: portUnification
+// on, then sslQuorum on, then portUnification off, a rolling restart each).
+type QuorumSSL struct {
+	Enabled         bool // sslQuorum
+	PortUnification bool // portUnification
+	// The key store holds this member's certificate and key, the trust store the CAs
+	// whose members it accepts. Type "" is taken from the file name, as ZooKeeper does.
+	// A password may be given inline or, as a file's content, by its PasswordPath. PEM
+	// stores need none (an encrypted PEM key is not read yet).
+	KeyStoreLocation, KeyStorePassword, KeyStorePasswordPath, KeyStoreType         string
+	TrustStoreLocation, TrustStorePassword, TrustStorePasswordPath, TrustStoreType string
+	// Protocol is ssl.quorum.protocol (ZooKeeper 3.8's default TLSv1.2);
+	// EnabledProtocols (ssl.quorum.enabledProtocols) defaults to Protocol alone.
+	Protocol         string
+	EnabledProtocols []string
+	// CipherSuites (ssl.quorum.ciphersuites) are TLS 1.2 suites by their IANA names;
+	// empty is Go's default list. TLS 1.3's suites are not configurable in Go.
+	CipherSuites []string
+	// HostnameVerification (ssl.quorum.hostnameVerification, on by default) checks that
+	// a member's certificate names the address it was dialed at, and that a dialer's
+	// names the address it dials from (its IP, or a name the IP resolves back to).
+	HostnameVerification bool
+	// ClientAuth is ssl.quorum.clientAuth: only "need" (the default) is accepted, since
+	// a listener that takes members without a trusted certificate lets anyone vote.
+	ClientAuth string
+	// HandshakeTimeout is ssl.quorum.handshakeDetectionTimeoutMillis (0: 5 s).
+	HandshakeTimeout time.Duration
+}
+
+// validate names the first bad setting.
+func (q *QuorumSSL) validate() error {
+	if !q.Enabled && !q.PortUnification {
+		return nil
+	}
+	switch {
+	case q.KeyStoreLocation == "":
+		return errors.New("ssl.quorum.keyStore.location is not set")
+	case q.TrustStoreLocation == "":
+		return errors.New("ssl.quorum.trustStore.location is not set")
+	case q.ClientAuth != "" && !strings.EqualFold(q.ClientAuth, "need"):
+		return fmt.Errorf("ssl.quorum.clientAuth %q: zkraft requires every member to present a trusted certificate (need)", q.ClientAuth)
+	case q.HandshakeTimeout < 0:
+		return fmt.Errorf("ssl.quorum.handshakeDetectionTimeoutMillis %v is negative", q.HandshakeTimeout)
+	}
+	if _, _, err := q.versions(); err != nil {
+		return err
+	}
+	_, err := q.suites()
+	return err
+}
+
+// quorumTLS builds the member streams' TLS from the stores; nil when sslQuorum and
+// portUnification are both off.
+func (q *QuorumSSL) quorumTLS() (*quorum.TLS, error) {
+	if !q.Enabled && !q.PortUnification {
+		return nil, nil
+	}
+	cert, pool, err := loadPEMStores(q)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, _ := q.versions()
+	suites, _ := q.suites()
+	server := &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert,
+		MinVersion: lo, MaxVersion: hi, CipherSuites: suites}
+	client := &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: lo, MaxVersion: hi, CipherSuites: suites}
+	if q.HostnameVerification {
+		server.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			c := server.Clone()
+			c.GetConfigForClient = nil
+			c.VerifyConnection = func(cs tls.ConnectionState) error { return verifyDialerHost(cs, hello.Conn.RemoteAddr()) }
+			return c, nil
+		}
+	} else {
+		// Go checks the name whenever it checks the chain; check the chain alone.
+		client.InsecureSkipVerify = true
+		client.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs, pool) }
+	}
+	t := &quorum.TLS{Server: server, HandshakeTimeout: q.HandshakeTimeout, AcceptPlaintext: q.PortUnification}
+	if q.Enabled {
+		t.Client = client
+	}
+	return t, nil
+}
+
+// loadPEMStores reads the key store (one PEM file with the member's certificate chain
+// and its unencrypted private key) and the trust store (PEM certificates).
+//
+// PEM only: server/tlsconf (branch tls) reads PKCS12 and JKS stores too, and is to
+// replace this function when the branches meet.
+func loadPEMStores(q *QuorumSSL) (tls.Certificate, *x509.CertPool, error) {
+	for _, s := range []struct{ key, typ, loc string }{
+		{"ssl.quorum.keyStore", q.KeyStoreType, q.KeyStoreLocation},
+		{"ssl.quorum.trustStore", q.TrustStoreType, q.TrustStoreLocation},
+	} {
+		typ := storeType(s.typ, s.loc)
+		if typ == "" {
+			return tls.Certificate{}, nil, fmt.Errorf("%s.type: the name %s does not tell the store's type; set it", s.key, s.loc)
+		}
+		if typ != "PEM" {
+			return tls.Certificate{}, nil, fmt.Errorf("%s.type %q (of %s): zkraft reads PEM stores only", s.key, typ, s.loc)
+		}
+	}
+	cert, err := tls.LoadX509KeyPair(q.KeyStoreLocation, q.KeyStoreLocation)
+	if err != nil && (q.KeyStorePassword != "" || q.KeyStorePasswordPath != "") {
+		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.keyStore.location %s: %v (zkraft reads unencrypted PEM keys only)", q.KeyStoreLocation, err)
+	}
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.keyStore.location %s: %v", q.KeyStoreLocation, err)
+	}
+	b, err := os.ReadFile(q.TrustStoreLocation)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.trustStore.location: %v", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.trustStore.location %s holds no PEM certificate", q.TrustStoreLocation)
+	}
+	return cert, pool, nil
+}
+
+// storeType is a store's type as ZooKeeper decides it: the type given, else the file
+// name's extension (.pem, .jks, .p12 or .pfx, .bcfks); "" if neither says.
+func storeType(given, location string) string {
+	if given != "" {
+		return strings.ToUpper(given)
+	}
+	switch strings.ToLower(filepath.Ext(location)) {
+	case ".pem":
+		return "PEM"
+	case ".jks":
+		return "JKS"
+	case ".p12", ".pfx":
+		return "PKCS12"
+	case ".bcfks":
+		return "BCFKS"
+	}
+	return ""
+}
+
+var tlsVersions = map[string]uint16{"TLSv1": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11, "TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
+
+// versions is the lowest and highest enabled protocol version.
+func (q *QuorumSSL) versions() (lo, hi uint16, err error) {
+	enabled := q.EnabledProtocols
+	if len(enabled) == 0 {
+		p := q.Protocol
+		if p == "" {
+			p = "TLSv1.2"
+		}
+		if p == "TLS" { // Java's "TLS" context: every version it supports
+			return tls.VersionTLS12, tls.VersionTLS13, nil
+		}
+		enabled = []string{p}
+	}
+	for _, name := range enabled {
+		v, ok := tlsVersions[strings.TrimSpace(name)]
+		if !ok {
+			return 0, 0, fmt.Errorf("ssl.quorum protocol %q is not one of TLSv1, TLSv1.1, TLSv1.2, TLSv1.3", name)
+		}
+		if lo == 0 || v < lo {
+			lo = v
+		}
+		hi = max(hi, v)
+	}
+	return lo, hi, nil
+}
+
+// suites maps the configured cipher suites to Go's ids.
+func (q *QuorumSSL) suites() ([]uint16, error) {
+	if len(q.CipherSuites) == 0 {
+		return nil, nil
+	}
+	known := map[string]uint16{}
+	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		known[s.Name] = s.ID
+	}
+	var ids []uint16
+	for _, name := range q.CipherSuites {
+		id, ok := known[strings.TrimSpace(name)]
+		if !ok {
+			return nil, fmt.Errorf("ssl.quorum.ciphersuites: %q is not a cipher suite zkraft knows", name)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// verifyDialerHost checks that the dialer's certificate names the address it dials
+// from: its IP, or, as ZooKeeper falls back to, a name that IP resolves back to.
+func verifyDialerHost(cs tls.ConnectionState, from net.Addr) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("the dialer presented no certificate")
+	}
+	cert := cs.PeerCertificates[0]
+	host, _, err := net.SplitHostPort(from.String())
+	if err != nil {
+		return err
+	}
+	if cert.VerifyHostname(host) == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	names, _ := net.DefaultResolver.LookupAddr(ctx, host)
+	for _, name := range names {
+		if cert.VerifyHostname(strings.TrimSuffix(name, ".")) == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("the dialer's certificate does not name %s (ssl.quorum.hostnameVerification)", host)
+}
+
+// verifyChain checks the listener's certificate chain against the trust store, without
+// its name (hostname verification off).
+func verifyChain(cs tls.ConnectionState, roots *x509.CertPool) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("the listener presented no certificate")
+	}
+	inter := x509.NewCertPool()
+	for _, c := range cs.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	return err
+}
