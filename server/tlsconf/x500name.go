@@ -2,7 +2,7 @@ package tlsconf
 
 import (
 	"crypto/x509"
-		"encoding/asn1"
+	"encoding/asn1"
 	"encoding/hex"
 	"strings"
 	"unicode/utf16"
