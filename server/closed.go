@@ -33,6 +33,7 @@ const (
 	closedReadOnlyChange                    // read-only mode began or ended
 	closedStateReplaced                     // a snapshot from the leader replaced the state
 	closedShutdown                          // the server is stopping
+	closedTLSHandshake                      // a TLS handshake failed or did not finish in time
 	numCloseReasons
 )
 
@@ -53,6 +54,7 @@ var closeReasonNames = [numCloseReasons]string{
 	closedReadOnlyChange: "read_only_change",
 	closedStateReplaced:  "state_replaced",
 	closedShutdown:       "shutdown",
+	closedTLSHandshake:   "tls_handshake",
 }
 
 func (r closeReason) String() string { return closeReasonNames[r] }

@@ -59,6 +59,26 @@ type Config struct {
 	AdminPort    int
 	MetricsHost  string
 	MetricsPort  int
+	// SecureClientPort (secureClientPort) serves clients over TLS only, at
+	// SecureClientPortAddress (secureClientPortAddress; empty: every address).
+	// PortUnification (client.portUnification) makes the client port serve TLS and
+	// plaintext clients alike. Both take their TLS settings from SSL: the ssl.* keys as
+	// zoo.cfg names them (ssl.keyStore.location, ...; tlsconf.FromProperties).
+	SecureClientPort        int
+	SecureClientPortAddress string
+	PortUnification         bool
+	SSL                     map[string]string
+	// TLSHandshakeTimeout bounds a client's TLS handshake, and the wait for its first
+	// byte on a unified port; 0 is Netty's 10 s.
+	TLSHandshakeTimeout time.Duration
+	// X509Provider registers the x509 scheme (authProvider.x509 naming ZooKeeper's
+	// X509AuthenticationProvider); a secure client port or port unification registers
+	// it too, as ZooKeeper's QuorumPeerConfig.configureSSLAuth does. X509SuperUser
+	// (zookeeper.X509AuthenticationProvider.superUser) is the certificate subject that
+	// is a super user.
+	X509Provider  bool
+	X509SuperUser string
+
 	// InitialConfiguration is the zoo.cfg text the server was started with, for the
 	// initial_configuration admin command.
 	InitialConfiguration string
@@ -127,10 +147,17 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("znode.container.checkIntervalMs %v must be positive", c.ContainerCheckInterval)
 	case c.SnapRetainCount < 1:
 		return fmt.Errorf("autopurge.snapRetainCount %d must be at least 1", c.SnapRetainCount)
+	case c.SecureClientPort < 0 || c.SecureClientPort > 65535:
+		return fmt.Errorf("secureClientPort %d is not a port", c.SecureClientPort)
+	case c.SecureClientPortAddress != "" && c.SecureClientPort == 0:
+		return fmt.Errorf("secureClientPortAddress is set but secureClientPort is not set")
 	case c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":"):
 		return fmt.Errorf("superDigest %q is not user:digest", c.SuperDigest)
 	case len(c.Servers) > 0 && (c.ServerID < 1 || c.ServerID > 254):
 		return fmt.Errorf("myid %d must be 1..254 in a cluster", c.ServerID)
+	}
+	if _, err := c.tlsSource(); err != nil {
+		return fmt.Errorf("ssl: %w", err)
 	}
 	if len(c.Servers) > 0 {
 		found := false
@@ -142,6 +169,11 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// x509Registered reports whether the x509 scheme is registered.
+func (c *Config) x509Registered() bool {
+	return c.X509Provider || c.SecureClientPort != 0 || c.PortUnification
 }
 
 // fourLetterAllowed reports whether cmd is whitelisted.

@@ -28,6 +28,9 @@ type conn struct {
 	srv *Server
 	nc  net.Conn
 	ip  string
+	// secure: the connection came in on the secure client port (ZooKeeper's secure
+	// connection factory); cons, stat and the admin commands list them apart.
+	secure bool
 
 	out      *outbox       // encoded frames for the writer
 	pending  chan *pending // decoded requests, for the processor
@@ -115,6 +118,10 @@ func (c *conn) close(why closeReason) {
 func (c *conn) closeAfterFlush() { c.out.closeAfter() }
 
 func (c *conn) serve() {
+	if !c.startTLS() {
+		c.close(closedTLSHandshake)
+		return
+	}
 	br := bufio.NewReaderSize(c.nc, 64*1024)
 	if handled := c.maybeFourLetter(br); handled {
 		c.close(closedFourLetter)

@@ -193,7 +193,7 @@ func (s *Server) writeCons(b *strings.Builder) {
 
 func (s *Server) writeConf(b *strings.Builder) {
 	fmt.Fprintf(b, "clientPort=%d\n", s.cfg.ClientPort)
-	b.WriteString("secureClientPort=-1\n")
+	fmt.Fprintf(b, "secureClientPort=%d\n", s.securePort())
 	dir, _ := filepath.Abs(s.cfg.DataDir)
 	fmt.Fprintf(b, "dataDir=%s\n", dir)
 	fmt.Fprintf(b, "dataDirSize=%d\n", dirSize(s.cfg.DataDir))

@@ -112,7 +112,11 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 			return warnings, fmt.Errorf("line %d: %q is not key=value", line, s)
 		}
 		key, val := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
-		if set, ok := zooCfgKeys[key]; ok {
+		set, ok := zooCfgKeys[key]
+		if !ok {
+			set, ok = tlsKey(key)
+		}
+		if ok {
 			if err := set(cfg, val); err != nil {
 				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
 			}
