@@ -17,20 +17,38 @@ import (
 func startTLSServers(t *testing.T, f *tlsFiles, extra map[string]string) map[string][2]string {
 	t.Helper()
 	requireClient(t, "ZooKeeper 3.8, java and kazoo", ztest.Available() == nil)
-	out := map[string][2]string{}
-	for name, start := range map[string]func(ztest.Options) (*ztest.Server, error){
-		"zookeeper": ztest.StartZooKeeper, "zkraft": ztest.StartZkraft,
-	} {
+	type started struct {
+		name   string
+		s      *ztest.Server
+		secure string
+		err    error
+	}
+	starts := map[string]func(ztest.Options) (*ztest.Server, error){"zookeeper": ztest.StartZooKeeper, "zkraft": ztest.StartZkraft}
+	results := make(chan started, len(starts))
+	for name, start := range starts {
 		port, err := ztest.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := start(f.serverOptions(t, port, extra))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+		opts := f.serverOptions(t, port, extra)
+		go func() {
+			s, err := start(opts)
+			results <- started{name, s, fmt.Sprintf("127.0.0.1:%d", port), err}
+		}()
+	}
+	out := map[string][2]string{}
+	var failed []string
+	for range starts {
+		r := <-results
+		if r.err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", r.name, r.err))
+			continue
 		}
-		t.Cleanup(func() { s.Stop() })
-		out[name] = [2]string{s.Addr, fmt.Sprintf("127.0.0.1:%d", port)}
+		t.Cleanup(func() { r.s.Stop() })
+		out[r.name] = [2]string{r.s.Addr, r.secure}
+	}
+	if len(failed) > 0 {
+		t.Fatal(strings.Join(failed, "\n"))
 	}
 	return out
 }

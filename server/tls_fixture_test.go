@@ -45,6 +45,7 @@ var tlsClientNames = map[string]pkix.Name{
 	"client1": {CommonName: "client1", Organization: []string{"zkraft"}},
 	"client2": {CommonName: "client2", Organization: []string{"zkraft"}},
 	"admin":   {CommonName: "admin", Organization: []string{"zkraft"}},
+	"solo":    {CommonName: "solo"},
 	"tricky": {CommonName: `Smith, John "J" <x+y=z;#>`, Country: []string{"NZ"},
 		OrganizationalUnit: []string{"ops", " padded "}, SerialNumber: "42",
 		ExtraNames: []pkix.AttributeTypeAndValue{
