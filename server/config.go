@@ -156,7 +156,7 @@ func (c *Config) Validate() error {
 	case len(c.Servers) > 0 && (c.ServerID < 1 || c.ServerID > 254):
 		return fmt.Errorf("myid %d must be 1..254 in a cluster", c.ServerID)
 	}
-	if _, err := c.tlsSource(); err != nil {
+	if _, err := c.tlsSource(nil); err != nil {
 		return fmt.Errorf("ssl: %w", err)
 	}
 	if len(c.Servers) > 0 {

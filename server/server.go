@@ -67,7 +67,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 func (s *Server) Start() error {
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
 	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered()}
-	if src, err := s.cfg.tlsSource(); err != nil {
+	if src, err := s.cfg.tlsSource(func(err error) {
+		s.log.Error("ssl: a changed store did not load; the previous one stays in use", "err", err)
+	}); err != nil {
 		return fmt.Errorf("ssl: %w", err)
 	} else if src != nil {
 		if s.tls, err = src.ServerConfig(); err != nil {

@@ -36,8 +36,9 @@ const tlsHandshakeRecord = 0x16
 // defaultTLSHandshakeTimeout is Netty's SslHandler default, which ZooKeeper keeps.
 const defaultTLSHandshakeTimeout = 10 * time.Second
 
-// tlsSource builds the client port's TLS settings (ssl.*) when a listener needs them.
-func (c *Config) tlsSource() (*tlsconf.Source, error) {
+// tlsSource builds the client port's TLS settings (ssl.*) when a listener needs them;
+// reloadFailed hears of a changed store that did not load.
+func (c *Config) tlsSource(reloadFailed func(error)) (*tlsconf.Source, error) {
 	if c.SecureClientPort == 0 && !c.PortUnification {
 		return nil, nil
 	}
@@ -48,7 +49,7 @@ func (c *Config) tlsSource() (*tlsconf.Source, error) {
 	if settings.KeyStore.Location == "" {
 		return nil, errors.New("ssl.keyStore.location is not set")
 	}
-	return tlsconf.New(settings, nil)
+	return tlsconf.New(settings, reloadFailed)
 }
 
 // listenSecure opens the secureClientPort listener, if one is configured.
