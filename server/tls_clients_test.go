@@ -100,3 +100,35 @@ func TestKazooOverTLSMatchesZooKeeper(t *testing.T) {
 	compareLines(t, want, got)
 	t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
 }
+
+// TestCuratorAndJavaAPIOverTLSMatchesZooKeeper: Curator 5.4 and the Java API, each with
+// its own ZKClientConfig and certificate, print the same outcomes and ACLs against both
+// servers.
+func TestCuratorAndJavaAPIOverTLSMatchesZooKeeper(t *testing.T) {
+	_, err := exec.LookPath("javac")
+	_, jerr := os.Stat(javaJarDir + "/curator-recipes.jar")
+	requireClient(t, "javac and Curator", err == nil && jerr == nil)
+	f := newTLSFiles(t)
+	classes := t.TempDir()
+	cp := javaJarDir + "/*"
+	run(t, 3*time.Minute, "javac", "-proc:none", "-nowarn", "-cp", cp, "-d", classes, "testdata/CuratorTLS.java")
+	mine, other := f.jks(t, "client1"), f.jks(t, "client2")
+	servers := startTLSServers(t, f, nil)
+	steps := func(name string) []string {
+		out := run(t, 2*time.Minute, "java", "-cp", classes+":"+cp, "CuratorTLS", servers[name][1], mine, other, f.trust, f.password)
+		var lines []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, ": ") && !strings.HasPrefix(l, "SLF4J") {
+				lines = append(lines, l)
+			}
+		}
+		return lines
+	}
+	want, got := steps("zookeeper"), steps("zkraft")
+	joined := strings.Join(want, "\n")
+	if len(want) != 11 || !strings.Contains(joined, "java api reads x509 node: NOAUTH") {
+		t.Fatalf("reference run:\n%s", joined)
+	}
+	compareLines(t, want, got)
+	t.Logf("zookeeper:\n%s", joined)
+}
