@@ -1,9 +1,12 @@
 package server
 
 import (
+	"crypto/tls"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -55,11 +58,15 @@ func TestPortUnificationMatchesZooKeeper(t *testing.T) {
 	compareLines(t, want, got)
 }
 
-// TestConfShowsSecureClientPort: conf's secureClientPort line is the secure port, as
-// ZooKeeper's dumpConf prints it.
-func TestConfShowsSecureClientPort(t *testing.T) {
+// TestConfAndConsOfTheSecurePort: conf's secureClientPort line is the secure port, as
+// ZooKeeper's dumpConf prints it, and cons lists the connections of the port it was
+// asked on: with one TLS client connected, plaintext cons lists itself only, cons over
+// TLS lists the TLS client and itself.
+func TestConfAndConsOfTheSecurePort(t *testing.T) {
 	f := newTLSFiles(t)
 	servers := startTLSServers(t, f, nil)
+	listed := func(out string) int { return strings.Count(out, "\n /127.0.0.1:") + b2i(strings.HasPrefix(out, " /127.0.0.1:")) }
+	counts := map[string]string{}
 	for name, addrs := range servers {
 		out, err := ztest.FourLetter(addrs[0], "conf")
 		if err != nil {
@@ -69,5 +76,33 @@ func TestConfShowsSecureClientPort(t *testing.T) {
 		if !strings.Contains(out, "\nsecureClientPort="+port+"\n") {
 			t.Errorf("%s: conf:\n%s", name, out)
 		}
+		c := f.zkOverTLS(t, addrs[1], "client1")
+		if _, _, err := c.Exists("/"); err != nil {
+			t.Fatal(err)
+		}
+		plain, err := ztest.FourLetter(addrs[0], "cons")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc, err := tls.Dial("tcp", addrs[1], f.clientTLS("client2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.SetDeadline(time.Now().Add(5 * time.Second))
+		tc.Write([]byte("cons"))
+		secure, _ := io.ReadAll(tc)
+		tc.Close()
+		counts[name] = fmt.Sprintf("plaintext cons lists %d, TLS cons lists %d", listed(plain), listed(string(secure)))
+		t.Logf("%s: %s\nplaintext:\n%s\nTLS:\n%s", name, counts[name], plain, secure)
 	}
+	if counts["zookeeper"] != "plaintext cons lists 1, TLS cons lists 2" || counts["zkraft"] != counts["zookeeper"] {
+		t.Errorf("zookeeper: %s; zkraft: %s", counts["zookeeper"], counts["zkraft"])
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
