@@ -65,7 +65,9 @@ func TestPortUnificationMatchesZooKeeper(t *testing.T) {
 func TestConfAndConsOfTheSecurePort(t *testing.T) {
 	f := newTLSFiles(t)
 	servers := startTLSServers(t, f, nil)
-	listed := func(out string) int { return strings.Count(out, "\n /127.0.0.1:") + b2i(strings.HasPrefix(out, " /127.0.0.1:")) }
+	listed := func(out string) int {
+		return strings.Count(out, "\n /127.0.0.1:") + b2i(strings.HasPrefix(out, " /127.0.0.1:"))
+	}
 	counts := map[string]string{}
 	for name, addrs := range servers {
 		out, err := ztest.FourLetter(addrs[0], "conf")
