@@ -3,6 +3,7 @@ package tlsconf_test
 import (
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"errors"
 	"net"
 	"os"
@@ -310,5 +311,24 @@ func TestTLSConfFromProperties(t *testing.T) {
 	}
 	if c.KeyStore.Location != "/client.pem" || !c.HostnameVerification || c.ClientAuth != tlsconf.ClientAuthNeed {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// TestSubjectNameAsJava: the RFC 2253 form of a subject with multi-valued RDNs,
+// characters to escape, leading and trailing spaces and attributes Java prints as OIDs;
+// the expected string is what ZooKeeper 3.8 (X500Principal.getName()) stored for the
+// same certificate in TestX509ACLMatchesZooKeeper.
+func TestSubjectNameAsJava(t *testing.T) {
+	ca := tlstest.NewCA(t, "ca")
+	leaf := ca.Issue(t, tlstest.Options{Subject: pkix.Name{CommonName: `Smith, John "J" <x+y=z;#>`, Country: []string{"NZ"},
+		OrganizationalUnit: []string{"ops", " padded "}, SerialNumber: "42",
+		ExtraNames: []pkix.AttributeTypeAndValue{
+			{Type: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 1}, Value: "john@example.com"},
+			{Type: asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}, Value: "example"},
+		}}})
+	const want = `DC=example,1.2.840.113549.1.9.1=#0c106a6f686e406578616d706c652e636f6d,2.5.4.5=#13023432,` +
+		`CN=Smith\, John \"J\" \<x\+y\=z\;\#\>,OU=ops+OU=\ padded\ ,C=NZ`
+	if got := tlsconf.SubjectName(leaf.Cert); got != want {
+		t.Errorf("SubjectName:\n got %s\nwant %s", got, want)
 	}
 }
