@@ -20,6 +20,8 @@ const Version = "3.8.0-zkraft-0.1.0"
 // Config is the server's configuration; cmd/zkraft fills it from zoo.cfg, flags and
 // the environment.
 type Config struct {
+	// ClientPort is the plaintext client port; 0 picks a free one, -1 is none (a server
+	// that serves TLS only: secureClientPort without clientPort, as ZooKeeper).
 	ClientPort             int
 	ClientPortAddress      string
 	DataDir                string
@@ -131,8 +133,10 @@ func (c *Config) MaxTimeout() time.Duration {
 // Validate names the first bad field.
 func (c *Config) Validate() error {
 	switch {
-	case c.ClientPort < 0 || c.ClientPort > 65535:
+	case c.ClientPort < -1 || c.ClientPort > 65535:
 		return fmt.Errorf("clientPort %d is not a port", c.ClientPort)
+	case c.ClientPort == -1 && c.SecureClientPort == 0:
+		return fmt.Errorf("neither clientPort nor secureClientPort is set")
 	case c.DataDir == "":
 		return fmt.Errorf("dataDir is not set")
 	case c.TickTime <= 0:

@@ -128,18 +128,7 @@ func (s *Server) Start() error {
 		node.Close()
 		return err
 	}
-	addr := net.JoinHostPort(s.cfg.ClientPortAddress, strconv.Itoa(s.cfg.ClientPort))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		node.Close()
-		s.mu.Lock()
-		s.node = nil
-		s.mu.Unlock()
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	s.ln = ln
-	if s.sln, err = s.listenSecure(); err != nil {
-		ln.Close()
+	if err := s.listen(); err != nil {
 		node.Close()
 		s.mu.Lock()
 		s.node = nil
@@ -151,23 +140,25 @@ func (s *Server) Start() error {
 		// As ZooKeeper: the AdminServer failing to start does not stop the server.
 		s.log.Error("admin or metrics listener not started", "err", err)
 	}
-	kind := plainListener
-	if s.cfg.PortUnification {
-		kind = unifiedListener
+	if s.ln != nil {
+		kind := plainListener
+		if s.cfg.PortUnification {
+			kind = unifiedListener
+		}
+		s.wg.Add(1)
+		go s.acceptLoop(s.ln, kind)
+		s.log.Info("serving", "addr", s.ln.Addr().String(), "tls", kind == unifiedListener)
 	}
-	s.wg.Add(1)
-	go s.acceptLoop(ln, kind)
 	if s.sln != nil {
 		s.wg.Add(1)
 		go s.acceptLoop(s.sln, secureListener)
-		s.log.Info("serving TLS", "addr", s.sln.Addr().String())
+		s.log.Info("serving TLS only", "addr", s.sln.Addr().String())
 	}
 	if node.IsClustered() {
 		s.wg.Add(1)
 		go s.watchQuorum()
 	}
-	s.log.Info("serving", "addr", ln.Addr().String(), "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()),
-		"mode", s.mode())
+	s.log.Info("serving", "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()), "mode", s.mode())
 	return nil
 }
 
@@ -189,8 +180,13 @@ func (s *Server) Shutdown() error {
 // Snapshot writes a snapshot of the state now (and compacts the log behind it).
 func (s *Server) Snapshot() error { return s.node.TakeSnapshot() }
 
-// Addr is the address the client port listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+// Addr is the address the client port listens on; nil without one (TLS only).
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
 
 // SecureAddr is the address the secure client port listens on; nil without one.
 func (s *Server) SecureAddr() net.Addr {

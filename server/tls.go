@@ -52,17 +52,32 @@ func (c *Config) tlsSource(reloadFailed func(error)) (*tlsconf.Source, error) {
 	return tlsconf.New(settings, reloadFailed)
 }
 
-// listenSecure opens the secureClientPort listener, if one is configured.
-func (s *Server) listenSecure() (net.Listener, error) {
-	if s.cfg.SecureClientPort == 0 {
-		return nil, nil
+// listen opens the client port (unless ClientPort is -1) and the secure client port (if
+// SecureClientPort is set).
+func (s *Server) listen() error {
+	open := func(host string, port int) (net.Listener, error) {
+		addr := net.JoinHostPort(host, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		return ln, nil
 	}
-	addr := net.JoinHostPort(s.cfg.SecureClientPortAddress, strconv.Itoa(s.cfg.SecureClientPort))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	var err error
+	if s.cfg.ClientPort >= 0 {
+		if s.ln, err = open(s.cfg.ClientPortAddress, s.cfg.ClientPort); err != nil {
+			return err
+		}
 	}
-	return ln, nil
+	if s.cfg.SecureClientPort != 0 {
+		if s.sln, err = open(s.cfg.SecureClientPortAddress, s.cfg.SecureClientPort); err != nil {
+			if s.ln != nil {
+				s.ln.Close()
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // secureConn is a connection of a TLS or unified listener. Close and the addresses act

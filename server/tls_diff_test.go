@@ -149,3 +149,29 @@ func TestAddAuthX509WithoutCertificate(t *testing.T) {
 		}
 	}
 }
+
+// TestClientAuthModesMatchZooKeeper: with ssl.clientAuth=want a TLS client without a
+// certificate is served (with no x509 id) and one with a certificate gets its id; with
+// none, no certificate is asked for, so nobody has an x509 id. Same on both servers.
+func TestClientAuthModesMatchZooKeeper(t *testing.T) {
+	f := newTLSFiles(t)
+	for _, mode := range []string{"want", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			servers := startTLSServers(t, f, map[string]string{"ssl.clientAuth": mode})
+			steps := func(secure string) []string {
+				var lines []string
+				for _, client := range []string{"", "client1"} {
+					c := f.zkOverTLS(t, secure, client)
+					path := "/auth-" + mode + "-" + client
+					_, err := c.Create(path, nil, 0, zk.AuthACL(zk.PermAll))
+					acl, _, _ := c.GetACL(path)
+					lines = append(lines, fmt.Sprintf("client %q creates with auth ACL: %s %v", client, zkOutcome(err), acl))
+				}
+				return lines
+			}
+			want := steps(servers["zookeeper"][1])
+			t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
+			compareLines(t, want, steps(servers["zkraft"][1]))
+		})
+	}
+}

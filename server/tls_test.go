@@ -4,9 +4,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,5 +149,35 @@ func TestPortUnificationGivesX509Identity(t *testing.T) {
 	}
 	if out, err := ztest.FourLetter(addr, "ruok"); err != nil || out != "imok" {
 		t.Fatalf("ruok on the unified port: %q %v", out, err)
+	}
+}
+
+// TestTLSOnlyServer: clientPort -1 (zoo.cfg with secureClientPort and no clientPort)
+// opens no plaintext port; conf over TLS shows clientPort=-1 as ZooKeeper's does.
+func TestTLSOnlyServer(t *testing.T) {
+	p := newPEMTLS(t)
+	s := startTLSServer(t, p, false, func(c *Config) { c.ClientPort = -1 })
+	if s.Addr() != nil {
+		t.Fatalf("a plaintext port is open at %v", s.Addr())
+	}
+	c := zkConnect(t, s.SecureAddr().String(), tlsDialer(p.client(t, "only")))
+	if _, err := c.Create("/tls-only", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := tls.Dial("tcp", s.SecureAddr().String(), p.client(t, "conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	tc.SetDeadline(time.Now().Add(5 * time.Second))
+	tc.Write([]byte("conf"))
+	out, _ := io.ReadAll(tc)
+	if !strings.Contains(string(out), "clientPort=-1\n") {
+		t.Fatalf("conf:\n%s", out)
+	}
+	cfg := DefaultConfig()
+	cfg.ClientPort = -1
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("no client port at all was accepted")
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,5 +54,30 @@ authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider
 		if _, err := parseZooCfg(strings.NewReader(bad), &c); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestSecureClientPortAloneServesTLSOnly: a zoo.cfg with secureClientPort and no
+// clientPort opens no plaintext port (clientPort -1), as ZooKeeper; with neither, 2181.
+func TestSecureClientPortAloneServesTLSOnly(t *testing.T) {
+	dir := t.TempDir()
+	load := func(text string) server.Config {
+		t.Helper()
+		path := filepath.Join(dir, "zoo.cfg")
+		os.WriteFile(path, []byte(text), 0o644)
+		cfg, _, err := loadConfig(newStartCommand(), path, func(string) string { return "" }, &server.Config{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if c := load("dataDir=/d\nsecureClientPort=2281\n"); c.ClientPort != -1 {
+		t.Errorf("secureClientPort alone: clientPort %d", c.ClientPort)
+	}
+	if c := load("dataDir=/d\nsecureClientPort=2281\nclientPort=2181\n"); c.ClientPort != 2181 {
+		t.Errorf("both: clientPort %d", c.ClientPort)
+	}
+	if c := load("dataDir=/d\n"); c.ClientPort != 2181 {
+		t.Errorf("neither: clientPort %d", c.ClientPort)
 	}
 }
