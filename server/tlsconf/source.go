@@ -115,7 +115,7 @@ func changedSince(path string, last stamp) (stamp, bool) {
 }
 
 func (src *Source) current() (*tls.Certificate, *x509.CertPool) {
-	src.refresh(false) //nolint:errcheck // reported through reloadFailed; the old stores stay
+	_ = src.refresh(false) // a failure goes to reloadFailed; the old stores stay in use
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	return src.cert, src.pool
