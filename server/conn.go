@@ -369,6 +369,21 @@ func (c *conn) reply(xid int32, zxid int64, code jute.Code, body jute.Record) {
 	c.send(jute.AppendFrame(nil, &jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: int32(code)}, body))
 }
 
+// framesWriter is a connection that writes a batch of frames its own way (secureConn:
+// as one TLS write, not one record per frame).
+type framesWriter interface {
+	WriteFrames(bufs *net.Buffers) (int64, error)
+}
+
+// writeFrames writes bufs (consuming what was written): with one writev on a TCP
+// socket, or as the connection prefers.
+func writeFrames(nc net.Conn, bufs *net.Buffers) (int64, error) {
+	if fw, ok := nc.(framesWriter); ok {
+		return fw.WriteFrames(bufs)
+	}
+	return bufs.WriteTo(nc)
+}
+
 // writeLoop writes everything queued with one writev each time it wakes.
 func (c *conn) writeLoop() {
 	for {
@@ -383,7 +398,7 @@ func (c *conn) writeLoop() {
 			// served, one that reads nothing for writeDeadline is closed.
 			for bufs := net.Buffers(frames); len(bufs) > 0; {
 				c.nc.SetWriteDeadline(time.Now().Add(writeDeadline))
-				n, err := bufs.WriteTo(c.nc)
+				n, err := writeFrames(c.nc, &bufs)
 				if err != nil && (n == 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
 					c.close(writeReason(err))
 					return

@@ -102,6 +102,26 @@ func (sc *secureConn) SetDeadline(t time.Time) error      { return sc.rw.SetDead
 func (sc *secureConn) SetReadDeadline(t time.Time) error  { return sc.rw.SetReadDeadline(t) }
 func (sc *secureConn) SetWriteDeadline(t time.Time) error { return sc.rw.SetWriteDeadline(t) }
 
+// WriteFrames writes a batch of frames in one Write, so a TLS connection sends them in
+// as few records as their size allows (net.Buffers' writev exists only for TCP sockets).
+func (sc *secureConn) WriteFrames(bufs *net.Buffers) (int64, error) {
+	var joined []byte
+	for _, b := range *bufs {
+		joined = append(joined, b...)
+	}
+	n, err := sc.rw.Write(joined)
+	for left := n; left > 0 && len(*bufs) > 0; {
+		if first := (*bufs)[0]; len(first) <= left {
+			left -= len(first)
+			*bufs = (*bufs)[1:]
+		} else {
+			(*bufs)[0] = first[left:]
+			left = 0
+		}
+	}
+	return int64(n), err
+}
+
 // setUp sniffs a unified port's first byte and runs the TLS handshake, both within
 // timeout. An error closes only this connection.
 func (sc *secureConn) setUp(timeout time.Duration) error {

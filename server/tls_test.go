@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -179,5 +180,38 @@ func TestTLSOnlyServer(t *testing.T) {
 	cfg.ClientPort = -1
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("no client port at all was accepted")
+	}
+}
+
+// shortWriter takes at most limit bytes per Write.
+type shortWriter struct {
+	net.Conn
+	limit int
+	got   []byte
+}
+
+func (w *shortWriter) Write(b []byte) (int, error) {
+	n := min(len(b), w.limit)
+	w.got = append(w.got, b[:n]...)
+	if n < len(b) {
+		return n, os.ErrDeadlineExceeded
+	}
+	return n, nil
+}
+
+// TestWriteFramesConsumesWhatWasWritten: a TLS connection writes a batch of frames at
+// once and, after a partial write, keeps exactly the unwritten rest for the next try.
+func TestWriteFramesConsumesWhatWasWritten(t *testing.T) {
+	w := &shortWriter{limit: 5}
+	sc := newSecureConn(nil, nil, false)
+	sc.rw = w
+	bufs := net.Buffers{[]byte("abc"), []byte("defg"), []byte("hi")}
+	for tries := 0; len(bufs) > 0 && tries < 10; tries++ {
+		if _, err := writeFrames(sc, &bufs); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatal(err)
+		}
+	}
+	if string(w.got) != "abcdefghi" || len(bufs) != 0 {
+		t.Fatalf("wrote %q, left %q", w.got, bufs)
 	}
 }
