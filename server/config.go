@@ -73,6 +73,9 @@ type Config struct {
 	// TLSHandshakeTimeout bounds a client's TLS handshake, and the wait for its first
 	// byte on a unified port; 0 is Netty's 10 s.
 	TLSHandshakeTimeout time.Duration
+	// CertReload (client.certReload, ZooKeeper 3.9's) reloads the key and trust stores
+	// when their files change; DefaultConfig turns it on (3.9's default is off).
+	CertReload bool
 	// X509Provider registers the x509 scheme (authProvider.x509 naming ZooKeeper's
 	// X509AuthenticationProvider); a secure client port or port unification registers
 	// it too, as ZooKeeper's QuorumPeerConfig.configureSSLAuth does. X509SuperUser
@@ -111,6 +114,7 @@ func DefaultConfig() Config {
 		SnapCount:              100000,
 		SnapRetainCount:        3,
 		MaxOutstanding:         1000,
+		CertReload:             true,
 	}
 }
 

@@ -49,6 +49,7 @@ func (c *Config) tlsSource(reloadFailed func(error)) (*tlsconf.Source, error) {
 	if settings.KeyStore.Location == "" {
 		return nil, errors.New("ssl.keyStore.location is not set")
 	}
+	settings.Reload = c.CertReload
 	return tlsconf.New(settings, reloadFailed)
 }
 

@@ -20,6 +20,7 @@ const (
 	x509ProviderClass  = "org.apache.zookeeper.server.auth.X509AuthenticationProvider"
 	x509SuperUserKey   = "X509AuthenticationProvider.superUser"
 	portUnificationKey = "client.portUnification"
+	certReloadKey      = "client.certReload"
 )
 
 // tlsKey returns the setter of a TLS key, in either spelling.
@@ -37,6 +38,8 @@ func tlsKey(key string) (func(*server.Config, string) error, bool) {
 		key = strings.TrimPrefix(key, "zookeeper.")
 	}
 	switch {
+	case key == certReloadKey:
+		return func(c *server.Config, v string) error { c.CertReload = strings.EqualFold(v, "true"); return nil }, true
 	case key == portUnificationKey:
 		// Boolean.getBoolean: "true" in any case, anything else false.
 		return func(c *server.Config, v string) error { c.PortUnification = strings.EqualFold(v, "true"); return nil }, true
@@ -82,7 +85,7 @@ func tlsSystemProperty(name string) bool {
 		return false
 	}
 	switch key {
-	case portUnificationKey, "serverCnxnFactory", "ssl.authProvider", x509SuperUserKey, "authProvider.x509":
+	case portUnificationKey, certReloadKey, "serverCnxnFactory", "ssl.authProvider", x509SuperUserKey, "authProvider.x509":
 		return true
 	}
 	if k, ok := strings.CutPrefix(key, "ssl."); ok {

@@ -25,6 +25,7 @@ secureClientPort=2281
 secureClientPortAddress=127.0.0.1
 serverCnxnFactory=org.apache.zookeeper.server.NIOServerCnxnFactory
 client.portUnification=TRUE
+client.certReload=false
 ssl.keyStore.location=/cfg.jks
 ssl.trustStore.location=/trust.p12
 ssl.clientAuth=want
@@ -34,7 +35,7 @@ authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider
 		t.Fatalf("zoo.cfg: %v %v", err, warnings)
 	}
 	if cfg.SecureClientPort != 2281 || cfg.SecureClientPortAddress != "127.0.0.1" || !cfg.PortUnification ||
-		!cfg.X509Provider || cfg.X509SuperUser != "CN=admin,O=x" {
+		!cfg.X509Provider || cfg.X509SuperUser != "CN=admin,O=x" || cfg.CertReload {
 		t.Fatalf("%+v", cfg)
 	}
 	want := map[string]string{"ssl.keyStore.location": "/cfg.jks", "ssl.keyStore.password": "fromflags",

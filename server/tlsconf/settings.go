@@ -64,12 +64,16 @@ type Settings struct {
 	// (ClientX509Util).
 	HostnameVerification bool
 	VerifyClientHostname bool
+	// Reload makes each handshake use the stores as they are on disk then, loading a
+	// store again when its file changed (ZooKeeper 3.9: zookeeper.client.certReload for
+	// the client port; always between members).
+	Reload bool
 }
 
 // DefaultSettings are ZooKeeper's defaults: TLSv1.2, client certificates needed,
-// hostname verification on.
+// hostname verification on; and reloading on.
 func DefaultSettings() Settings {
-	return Settings{Protocol: "TLSv1.2", ClientAuth: ClientAuthNeed, HostnameVerification: true}
+	return Settings{Protocol: "TLSv1.2", ClientAuth: ClientAuthNeed, HostnameVerification: true, Reload: true}
 }
 
 // Validate names the first bad field.

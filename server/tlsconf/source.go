@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// Source makes tls.Configs from Settings and reloads the stores when their files
-// change (ZooKeeper 3.9 watches them; here each handshake compares the files' size and
-// modification time with those last loaded). A store that fails to load keeps the
+// Source makes tls.Configs from Settings and, with Settings.Reload, reloads the stores
+// when their files change (ZooKeeper 3.9 watches them; here each handshake compares the
+// files' size and modification time with those last loaded). A store that fails to load keeps the
 // previous one in use; the failure is reported once per change.
 type Source struct {
 	s            Settings
@@ -115,7 +115,9 @@ func changedSince(path string, last stamp) (stamp, bool) {
 }
 
 func (src *Source) current() (*tls.Certificate, *x509.CertPool) {
-	_ = src.refresh(false) // a failure goes to reloadFailed; the old stores stay in use
+	if src.s.Reload {
+		_ = src.refresh(false) // a failure goes to reloadFailed; the old stores stay in use
+	}
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	return src.cert, src.pool

@@ -332,3 +332,21 @@ func TestSubjectNameAsJava(t *testing.T) {
 		t.Errorf("SubjectName:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestTLSConfNoReload: without Settings.Reload the stores loaded at start stay in use.
+func TestTLSConfNoReload(t *testing.T) {
+	s := newStores(t)
+	set := s.pemSettings(t, s.server, "server")
+	set.Reload = false
+	server := mustNew(t, set)
+	s.ca.Issue(t, tlstest.Options{Subject: pkix.Name{CommonName: "renewed"}}).WritePEM(t, set.KeyStore.Location)
+	later := time.Now().Add(2 * time.Second)
+	os.Chtimes(set.KeyStore.Location, later, later)
+	if _, err := handshake(t, server, mustNew(t, s.pemSettings(t, s.client, "client"))); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := server.ClientConfig("127.0.0.1:1")
+	if got := cfg.Certificates[0].Leaf.Subject.CommonName; got != "server" || server.Reloads() != 0 {
+		t.Fatalf("certificate %q, reloads %d", got, server.Reloads())
+	}
+}
