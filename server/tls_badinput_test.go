@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/server/ztest"
 )
 
 // closedWithin reports whether the server closes nc within limit (a read ends in EOF
@@ -140,6 +141,16 @@ func TestTLSBadInputMatchesZooKeeper(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			lines := badTLSClients(t, f, addrs[1], good)
+			// Each failed handshake counts as an authentication failure.
+			mntr, err := ztest.FourLetter(addrs[0], "mntr")
+			for _, l := range strings.Split(mntr, "\n") {
+				if strings.HasPrefix(l, "zk_auth_failed_count") {
+					lines = append(lines, l)
+				}
+			}
+			if err != nil {
+				lines = append(lines, err.Error())
+			}
 			mu.Lock()
 			out[name] = lines
 			mu.Unlock()
