@@ -98,9 +98,14 @@ func (s *Server) adminHandler() http.Handler {
 		for _, c := range adminCommands {
 			fmt.Fprintf(w, "<a href=\"/commands/%s\">%s</a>\n<br/>\n", c.names[0], c.names[0])
 		}
+		fmt.Fprintf(w, "<a href=\"/commands/snapshot\">snapshot</a>\n<br/>\n")
 	})
 	mux.HandleFunc("/commands/", func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/commands/")
+		if name == "snapshot" || name == "snap" {
+			s.serveAdminSnapshot(w, r)
+			return
+		}
 		cmd, ok := byName[name]
 		w.Header().Set("Content-Type", "application/json")
 		var out map[string]any

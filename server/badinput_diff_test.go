@@ -95,6 +95,8 @@ func TestBadInputAgainstZooKeeper(t *testing.T) {
 			0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 9)},
 		{"truncated setData", true, append(frame(&jute.RequestHeader{Xid: 1, Type: jute.OpSetData})[:0:0],
 			0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 9)},
+		{"truncated addauth", true, append(frame(&jute.RequestHeader{Xid: -4, Type: jute.OpAuth})[:0:0],
+			0, 0, 0, 12, 0xff, 0xff, 0xff, 0xfc, 0, 0, 0, 100, 0, 0, 0, 0)},
 		{"getData of a relative path", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "rel"})},
 		{"create with a bad path", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpCreate},
 			&jute.CreateRequest{Path: "/a/../b", Acl: []jute.ACL{{Perms: 31, Id: jute.Id{Scheme: "world", Id: "anyone"}}}})},

@@ -34,6 +34,7 @@ const (
 	closedStateReplaced                     // a snapshot from the leader replaced the state
 	closedShutdown                          // the server is stopping
 	closedTLSHandshake                      // a TLS handshake failed or did not finish in time
+	closedStaleRequest                      // the request throttle dropped a stale request
 	numCloseReasons
 )
 
@@ -55,6 +56,7 @@ var closeReasonNames = [numCloseReasons]string{
 	closedStateReplaced:  "state_replaced",
 	closedShutdown:       "shutdown",
 	closedTLSHandshake:   "tls_handshake",
+	closedStaleRequest:   "stale_request",
 }
 
 func (r closeReason) String() string { return closeReasonNames[r] }

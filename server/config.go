@@ -36,8 +36,15 @@ type Config struct {
 	ContainerCheckInterval time.Duration
 	SnapCount              uint64
 	SnapRetainCount        int
-	SuperDigest            string // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
-	MaxOutstanding         int    // per connection, before the reader stops reading
+	SuperDigest            string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
+	MaxOutstanding         int            // per connection, before the reader stops reading
+	Throttle               ThrottleConfig // ZooKeeper's request throttle (throttle.go)
+	AdminAuth              AdminAuth      // the AdminServer's snapshot command (admin_snapshot.go)
+	// TreeMemoryLimit (treeMemoryLimit, zkraft's own), if positive: once the tree's
+	// estimated heap reaches it, writes that would grow the tree are refused with
+	// QuotaExceeded (memcap.go). The zkraft command sets it to a third of a container's
+	// memory limit when none is given.
+	TreeMemoryLimit int64
 	// ReconfigEnabled lets a super user (or one with WRITE on /zookeeper/config) change
 	// a cluster's membership with reconfig (reconfigEnabled, off by default as in 3.8).
 	ReconfigEnabled bool
@@ -115,6 +122,8 @@ func DefaultConfig() Config {
 		SnapRetainCount:        3,
 		MaxOutstanding:         1000,
 		CertReload:             true,
+		Throttle:               DefaultThrottle(),
+		AdminAuth:              DefaultAdminAuth(),
 	}
 }
 
@@ -149,6 +158,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("minSessionTimeout %v is larger than maxSessionTimeout %v", c.MinTimeout(), c.MaxTimeout())
 	case c.MaxBuffer < 1024:
 		return fmt.Errorf("jute.maxbuffer %d is too small", c.MaxBuffer)
+	case c.Throttle.MaxRequests < 0 || c.Throttle.ThrottledOpWaitTime < 0:
+		return fmt.Errorf("request throttle settings must not be negative")
+	case c.Throttle.MaxRequests > 0 && c.Throttle.StallTime <= 0:
+		return fmt.Errorf("zookeeper.request_throttle_stall_time %v must be positive", c.Throttle.StallTime)
+	case c.TreeMemoryLimit < 0:
+		return fmt.Errorf("treeMemoryLimit %d must not be negative", c.TreeMemoryLimit)
 	case c.MaxClientCnxns < 0:
 		return fmt.Errorf("maxClientCnxns %d must not be negative", c.MaxClientCnxns)
 	case c.ContainerCheckInterval <= 0:

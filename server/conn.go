@@ -56,6 +56,7 @@ type conn struct {
 	recv, sent atomic.Int64
 	started    time.Time
 	stats      *connStats // cons' per-connection figures
+	adm        admission  // its requests counted by the request throttle (throttle.go)
 }
 
 // pending is one request on its way through the connection.
@@ -69,6 +70,8 @@ type pending struct {
 	invalid bool          // not a request type ZooKeeper takes (Request.isValid): err is Unimplemented, close is set
 	start   time.Time
 	barrier chan struct{} // closed by the responder when every earlier write is answered
+	// admitted: counted in process by the request throttle until answered.
+	admitted bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -104,6 +107,7 @@ func (c *conn) send(frame []byte) {
 func (c *conn) close(why closeReason) {
 	c.once.Do(func() {
 		close(c.done)
+		c.settleAdmissions()
 		c.srv.stats.closed[why].Add(1)
 		// Forget the connection before the socket closes, so a client that sees the
 		// close never finds it still listed (stat, cons) or counted.
@@ -208,6 +212,11 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 	}
 	if req := info.NewRecord(); req != nil {
 		req.Decode(d)
+		if d.Err != nil && h.Type == jute.OpAuth {
+			// ZooKeeper reads addauth on the connection itself and closes it when the
+			// packet does not decode.
+			return nil, false
+		}
 		if d.Err != nil {
 			// ZooKeeper answers a request body it cannot decode with MarshallingError
 			// and keeps the connection.
@@ -238,21 +247,15 @@ func (c *conn) processLoop() {
 // process proposes a write (the responder answers it) or answers anything else itself
 // once the writes before it are answered; false means the connection is done.
 func (c *conn) process(p *pending) bool {
-	switch p.op {
-	case jute.OpAuth:
-		c.authenticate(p)
-	case jute.OpCloseSession:
-		p.close = true
-		c.closing.Store(true)
-	case jute.OpReconfig:
-		switch {
-		case !c.srv.cfg.ReconfigEnabled:
-			p.err = jute.ErrReconfigDisabled
-		case !c.srv.node.IsClustered():
-			p.err = jute.ErrUnimplemented // as a standalone ZooKeeper answers
-		}
-	case jute.OpSASL:
-		p.err = jute.ErrAuthFailed
+	if !c.admit(p) {
+		c.close(closedStaleRequest)
+		return false
+	}
+	if p.err == jute.OK { // not already answered: ThrottledOp, an undecodable body, an unknown op
+		c.prepare(p)
+	}
+	if p.err == jute.OK && c.overMemoryCap(p) {
+		p.err = jute.ErrQuotaExceeded
 	}
 	if c.readOnly && !p.invalid {
 		c.refuseWrite(p)
@@ -274,7 +277,7 @@ func (c *conn) process(p *pending) bool {
 			return false
 		}
 	}
-	defer c.srv.observe(p)
+	defer c.settle(p)
 	switch {
 	case p.invalid:
 		c.reply(p.xid, -1, p.err, nil)
@@ -296,6 +299,27 @@ func (c *conn) process(p *pending) bool {
 		return false
 	}
 	return true
+}
+
+// prepare does what an op needs before it is proposed or read: addauth changes the
+// caller, closeSession marks the connection, reconfig and sasl may be refused.
+func (c *conn) prepare(p *pending) {
+	switch p.op {
+	case jute.OpAuth:
+		c.authenticate(p)
+	case jute.OpCloseSession:
+		p.close = true
+		c.closing.Store(true)
+	case jute.OpReconfig:
+		switch {
+		case !c.srv.cfg.ReconfigEnabled:
+			p.err = jute.ErrReconfigDisabled
+		case !c.srv.node.IsClustered():
+			p.err = jute.ErrUnimplemented // as a standalone ZooKeeper answers
+		}
+	case jute.OpSASL:
+		p.err = jute.ErrAuthFailed
+	}
 }
 
 func (c *conn) toResponder(p *pending) bool {
@@ -327,7 +351,7 @@ func (c *conn) respondLoop() {
 }
 
 func (c *conn) respond(p *pending) bool {
-	defer c.srv.observe(p)
+	defer c.settle(p)
 	defer c.inflight.Add(-1)
 	if err := p.future.Error(); err != nil {
 		// Outcome unknown (lost leadership, shutting down), or the write was refused as
@@ -356,6 +380,13 @@ func (c *conn) respond(p *pending) bool {
 		return false
 	}
 	return true
+}
+
+// settle records an answered request's latency and gives back its place in the
+// request throttle.
+func (c *conn) settle(p *pending) {
+	c.finish(p)
+	c.srv.observe(p)
 }
 
 // answer replies to a request, its figures for cons recorded first (as ZooKeeper does),

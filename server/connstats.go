@@ -52,6 +52,7 @@ func (s *Server) resetConnStats() {
 // sizes, as ZooKeeper's leader resets its proposal stats with its server stats.
 func (s *Server) resetStats() {
 	s.stats.reset()
+	s.throttle.reset()
 	s.node.ResetProposalSizes()
 }
 

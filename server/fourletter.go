@@ -319,6 +319,10 @@ func (s *Server) monitor() []metric {
 	kv("local_sessions", s.localCount())
 	kv("auth_failed_count", s.stats.authFailed.Load())
 	kv("connection_rejected", s.stats.rejected.Load())
+	kv("request_throttle_wait_count", s.throttle.waits.Load())
+	kv("throttled_ops", s.throttle.throttled.Load())
+	kv("stale_requests", s.throttle.stale.Load())
+	kv("stale_requests_dropped", s.throttle.staleDropped.Load())
 	kv("open_file_descriptor_count", openFDs())
 	kv("max_file_descriptor_count", maxFDs())
 	return out

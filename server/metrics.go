@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/session"
 )
 
 // writeMetrics serves Prometheus' text format: every numeric mntr value under ZooKeeper's
@@ -61,6 +64,13 @@ func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 		if v, err := strconv.ParseFloat(st[k], 64); err == nil {
 			gauge("raft_"+k, v, "Raft's "+strings.ReplaceAll(k, "_", " "))
 		}
+	}
+	if s.memCap.limit > 0 {
+		gauge("tree_memory_limit_bytes", float64(s.memCap.limit), "treeMemoryLimit: writes that grow the tree are refused above it")
+		var bytes int64
+		s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { bytes = treeBytes(t) })
+		gauge("tree_memory_bytes", float64(bytes), "the tree's estimated heap: paths, data and a fixed cost a znode")
+		fmt.Fprintf(&b, "# HELP tree_memory_refused_total writes refused at the tree's memory cap\n# TYPE tree_memory_refused_total counter\ntree_memory_refused_total %d\n", s.memCap.refused.Load())
 	}
 	b.WriteString("# HELP connections_closed_total client connections the server closed, by reason\n# TYPE connections_closed_total counter\n")
 	for r := closeReason(0); r < numCloseReasons; r++ {

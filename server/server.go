@@ -46,7 +46,11 @@ type Server struct {
 	local map[int64]*localSession
 	wg    sync.WaitGroup
 
-	stats stats
+	stats    stats
+	throttle *throttle
+	memCap   memCap
+
+	adminSnap adminSnapshot // the snapshot admin command's rate limit
 }
 
 // New checks cfg; nothing is opened until Start.
@@ -58,8 +62,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, log: log, conns: map[*conn]struct{}{}, perIP: map[string]int{},
-		sessions: map[int64]*conn{}}
+		sessions: map[int64]*conn{}, throttle: newThrottle(cfg.Throttle)}
 	s.traceMask.Store(defaultTraceMask)
+	s.memCap.limit = cfg.TreeMemoryLimit
 	return s, nil
 }
 

@@ -42,6 +42,9 @@ func newStartCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, n := range memoryDefaults(&cfg, os.Getenv, os.ReadFile) {
+				log.Info("config: " + n)
+			}
 			srv, err := server.New(cfg, log)
 			if err != nil {
 				return fmt.Errorf("config: %v", err)

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"time"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+// guardKeys are ZooKeeper's request throttle and admin command settings. ZooKeeper
+// reads them as system properties (zookeeper.<key>); a zoo.cfg key it does not know
+// becomes the system property zookeeper.<key>, so both spellings work in zoo.cfg, and
+// the prefixed one in JVMFLAGS.
+var guardKeys = map[string]func(c *server.Config, v string) error{
+	"request_throttle_max_requests":  intKey(func(c *server.Config, n int) { c.Throttle.MaxRequests = n }),
+	"request_throttle_stall_time":    msKey(func(c *server.Config, d time.Duration) { c.Throttle.StallTime = d }),
+	"request_throttle_drop_stale":    boolKey(func(c *server.Config, b bool) { c.Throttle.DropStale = b }),
+	"request_stale_connection_check": boolKey(func(c *server.Config, b bool) { c.Throttle.StaleConnectionCheck = b }),
+	"request_stale_latency_check":    boolKey(func(c *server.Config, b bool) { c.Throttle.StaleLatencyCheck = b }),
+	"throttled_op_wait_time":         msKey(func(c *server.Config, d time.Duration) { c.Throttle.ThrottledOpWaitTime = d }),
+	"admin.snapshot.enabled":         boolKey(func(c *server.Config, b bool) { c.AdminAuth.SnapshotEnabled = b }),
+	"admin.rateLimiterIntervalInMS":  msKey(func(c *server.Config, d time.Duration) { c.AdminAuth.RateLimitInterval = d }),
+	// The throttle drains at once when zkraft stops; there is nothing to wait for.
+	"request_throttler.shutdownTimeout": func(*server.Config, string) error { return nil },
+}
+
+func init() {
+	// zkraft's own: the tree's memory cap (server/memcap.go), in bytes or with a k, m
+	// or g suffix.
+	zooCfgKeys["treeMemoryLimit"] = func(c *server.Config, v string) error {
+		n, err := parseBytes(v)
+		c.TreeMemoryLimit = n
+		return err
+	}
+	for k, set := range guardKeys {
+		zooCfgKeys[k] = set
+		zooCfgKeys["zookeeper."+k] = set
+		systemProperties["zookeeper."+k] = true
+	}
+}

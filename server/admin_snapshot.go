@@ -1,0 +1,144 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/persistence"
+	"github.com/zkraft/zkraft/session"
+)
+
+// ZooKeeper 3.9's snapshot admin command (/commands/snapshot, alias snap): the current
+// state as a ZooKeeper snapshot file, streamed to an authenticated caller, so a backup
+// needs no shell on the server. As in ZooKeeper 3.9 it needs authentication and ALL on
+// "/" (the Authorization header: "digest user:password"; super passes), answers 401
+// without or with bad credentials and 403 without the right, is rate limited to one
+// every zookeeper.admin.rateLimiterIntervalInMS (5 minutes by default; 429 otherwise),
+// and carries the snapshot's zxid and size in the last_zxid and snapshot_size headers.
+// ?streaming=false answers the headers and JSON without the file.
+//
+// zkraft reports ZooKeeper 3.8 to clients but serves this 3.9 command: a 3.8 AdminServer
+// answers "Unknown command" for it, so no 3.8 tool is affected. restore (3.9's POST
+// counterpart) is not served: it answers "Unknown command" (docs/compatibility.md).
+
+// AdminAuth is the AdminServer's command authentication settings.
+type AdminAuth struct {
+	// SnapshotEnabled (zookeeper.admin.snapshot.enabled, true): serve the snapshot
+	// command; off, it answers 503.
+	SnapshotEnabled bool
+	// RateLimitInterval (zookeeper.admin.rateLimiterIntervalInMS, 5 minutes): at most
+	// one snapshot in this time.
+	RateLimitInterval time.Duration
+}
+
+// DefaultAdminAuth is ZooKeeper 3.9's.
+func DefaultAdminAuth() AdminAuth {
+	return AdminAuth{SnapshotEnabled: true, RateLimitInterval: 5 * time.Minute}
+}
+
+// adminSnapshot serves the snapshot command.
+type adminSnapshot struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (s *Server) serveAdminSnapshot(w http.ResponseWriter, r *http.Request) {
+	answer := func(status int, errText any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]any{"command": "snapshot", "error": errText})
+	}
+	if !s.serving() {
+		answer(http.StatusServiceUnavailable, "This ZooKeeper instance is not currently serving requests")
+		return
+	}
+	if status, why := s.adminAuthorize(r.Header.Get("Authorization"), jute.PermAll, "/"); status != http.StatusOK {
+		answer(status, why)
+		return
+	}
+	if !s.cfg.AdminAuth.SnapshotEnabled {
+		answer(http.StatusServiceUnavailable, nil)
+		return
+	}
+	s.adminSnap.mu.Lock()
+	if !s.adminSnap.last.IsZero() && time.Since(s.adminSnap.last) < s.cfg.AdminAuth.RateLimitInterval {
+		s.adminSnap.mu.Unlock()
+		answer(http.StatusTooManyRequests, nil)
+		return
+	}
+	s.adminSnap.last = time.Now()
+	s.adminSnap.mu.Unlock()
+
+	f, zxid, err := s.writeSnapshotFile()
+	if err != nil {
+		s.log.Warn("snapshot admin command failed", "err", err)
+		answer(http.StatusInternalServerError, nil)
+		return
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	size, _ := f.Seek(0, io.SeekEnd)
+	w.Header().Set("last_zxid", fmt.Sprintf("0x%x", zxid))
+	w.Header().Set("snapshot_size", strconv.FormatInt(size, 10))
+	if v := r.URL.Query().Get("streaming"); v != "" && !strings.EqualFold(v, "true") {
+		answer(http.StatusOK, nil)
+		return
+	}
+	f.Seek(0, io.SeekStart)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.WriteHeader(http.StatusOK)
+	io.Copy(w, f)
+}
+
+// writeSnapshotFile writes the current state as a ZooKeeper snapshot to a temporary
+// file (so its size is known before it is sent) and returns it with its zxid.
+func (s *Server) writeSnapshotFile() (*os.File, int64, error) {
+	var st *persistence.ZKState
+	s.node.FSM.Read(func(t *datatree.Tree, ss *session.Table) {
+		st = persistence.ZKStateOf(&persistence.State{Zxid: s.node.FSM.LastZxid(), Tree: t, Sessions: ss})
+	})
+	f, err := os.CreateTemp("", "zkraft-admin-snapshot-*")
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := persistence.WriteZooKeeperSnapshot(f, st); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, 0, err
+	}
+	return f, st.LastZxid, nil
+}
+
+// adminAuthorize checks an admin command's Authorization header ("<scheme> <auth>") as
+// ZooKeeper 3.9's Commands do: no header is 401 "Auth info is missing for the command",
+// a scheme zkraft cannot check over HTTP or a bad header is 401 "Not authenticated",
+// an identity without perm on path is 403 "Not authorized".
+func (s *Server) adminAuthorize(header string, perm int32, path string) (int, string) {
+	if header == "" {
+		return http.StatusUnauthorized, "Auth info is missing for the command"
+	}
+	parts := strings.Split(header, " ")
+	if len(parts) != 2 || parts[0] != "digest" || !strings.Contains(parts[1], ":") {
+		return http.StatusUnauthorized, "Not authenticated"
+	}
+	id := datatree.DigestID(parts[1])
+	caller := datatree.Caller{Ids: []jute.Id{{Scheme: "digest", Id: id}}}
+	caller.Super = s.cfg.SuperDigest != "" && id == s.cfg.SuperDigest
+	code := jute.ErrNoNode
+	s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { code = t.CheckACL(path, perm, caller) })
+	if code != jute.OK {
+		return http.StatusForbidden, "Not authorized"
+	}
+	return http.StatusOK, ""
+}

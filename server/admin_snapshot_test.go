@@ -1,0 +1,95 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/persistence"
+)
+
+func adminGet(t *testing.T, url, auth string) (int, http.Header, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, body
+}
+
+// The snapshot admin command answers only an identity with ALL on "/", as ZooKeeper
+// 3.9's does, streams a ZooKeeper snapshot of the current state, and is rate limited.
+func TestAdminSnapshotNeedsAuthentication(t *testing.T) {
+	s := startServer(t, func(c *Config) {
+		c.AdminEnabled, c.AdminHost, c.AdminPort = true, "127.0.0.1", mustFreePort(t)
+		c.SuperDigest = datatree.DigestID("root:rootpw")
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d/commands/snapshot", s.cfg.AdminPort)
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/kept", Data: []byte("v"), Acl: openACL}, &jute.CreateResponse{}); h.Err != 0 {
+		t.Fatal(h.Err)
+	}
+	admin := []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "digest", Id: datatree.DigestID("admin:secret")}}}
+	if h := c.call(jute.OpSetACL, &jute.SetACLRequest{Path: "/", Acl: admin, Version: -1}, &jute.SetACLResponse{}); h.Err != 0 {
+		t.Fatal(h.Err)
+	}
+	for _, tc := range []struct {
+		auth   string
+		status int
+		why    string
+	}{
+		{"", 401, "Auth info is missing for the command"},
+		{"digest", 401, "Not authenticated"},
+		{"sasl bob", 401, "Not authenticated"},
+		{"digest bob:pw", 403, "Not authorized"},
+		{"digest admin:wrong", 403, "Not authorized"},
+	} {
+		status, _, body := adminGet(t, url, tc.auth)
+		if status != tc.status || !strings.Contains(string(body), tc.why) {
+			t.Fatalf("Authorization %q: %d %s, want %d %q", tc.auth, status, body, tc.status, tc.why)
+		}
+	}
+	status, hdr, body := adminGet(t, url, "digest admin:secret")
+	if status != 200 || hdr.Get("snapshot_size") != fmt.Sprint(len(body)) || !strings.HasPrefix(hdr.Get("last_zxid"), "0x") {
+		t.Fatalf("snapshot: %d, headers %v, %d bytes", status, hdr, len(body))
+	}
+	// The stream is a snapshot ZooKeeper (and zkraft's import) reads.
+	dir := filepath.Join(t.TempDir(), "version-2")
+	os.MkdirAll(dir, 0o755)
+	var zxid int64
+	fmt.Sscanf(hdr.Get("last_zxid"), "0x%x", &zxid)
+	os.WriteFile(filepath.Join(dir, persistence.SnapshotFileName(zxid)), body, 0o644)
+	st, err := persistence.ReadZooKeeper(filepath.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range st.Nodes {
+		found = found || (n.Path == "/kept" && string(n.Data) == "v")
+	}
+	if !found || st.LastZxid != zxid {
+		t.Fatalf("the streamed snapshot (zxid 0x%x) lacks /kept: %d nodes, zxid 0x%x", zxid, len(st.Nodes), st.LastZxid)
+	}
+	// One snapshot per rate limit interval, whoever asks.
+	if status, _, _ := adminGet(t, url, "digest root:rootpw"); status != http.StatusTooManyRequests {
+		t.Fatalf("a second snapshot within the interval: %d, want 429", status)
+	}
+	s.adminSnap.last = s.adminSnap.last.Add(-s.cfg.AdminAuth.RateLimitInterval)
+	status, hdr, body = adminGet(t, url+"?streaming=false", "digest root:rootpw")
+	if status != 200 || hdr.Get("snapshot_size") == "" || !strings.Contains(string(body), `"command": "snapshot"`) {
+		t.Fatalf("super, streaming=false: %d %v %s", status, hdr, body)
+	}
+}
