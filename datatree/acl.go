@@ -29,6 +29,15 @@ var providers = map[string]provider{
 	"ip":     {authenticated: false, valid: ipValid, matches: ipMatches},
 }
 
+// provider is the scheme's provider if this tree has it registered.
+func (o Options) provider(scheme string) (provider, bool) {
+	if scheme == "x509" {
+		return x509Provider, o.X509
+	}
+	p, ok := providers[scheme]
+	return p, ok
+}
+
 // DigestID is DigestAuthenticationProvider.generateDigest: the user part (before the
 // first colon) + ":" + base64(sha1(whole "user:password")).
 func DigestID(userColonPassword string) string {
@@ -153,7 +162,7 @@ func isWorldAnyone(id jute.Id) bool { return id.Scheme == "world" && id.Id == "a
 // fixupACL is PrepRequestProcessor.fixupACL: drop duplicates, refuse an empty list,
 // expand "auth" into every authenticated id of the caller (digest, not ip), and refuse
 // an id a provider does not know or accept.
-func fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
+func (o Options) fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
 	uniq := make([]jute.ACL, 0, len(acls))
 	for _, a := range acls {
 		dup := false
@@ -178,7 +187,7 @@ func fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
 		case a.Id.Scheme == "auth":
 			found := false
 			for _, cid := range c.Ids {
-				if p, ok := providers[cid.Scheme]; ok && p.authenticated {
+				if p, ok := o.provider(cid.Scheme); ok && p.authenticated {
 					found = true
 					out = append(out, jute.ACL{Perms: a.Perms, Id: cid})
 				}
@@ -187,7 +196,7 @@ func fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
 				return nil, jute.ErrInvalidACL
 			}
 		default:
-			p, ok := providers[a.Id.Scheme]
+			p, ok := o.provider(a.Id.Scheme)
 			if !ok || !p.valid(a.Id.Id) {
 				return nil, jute.ErrInvalidACL
 			}
@@ -200,7 +209,7 @@ func fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
 // checkACL is ZooKeeperServer.checkACL: an empty list allows all, a super caller (or
 // one holding a "super" id, as the digest provider adds for the super digest) passes,
 // otherwise some entry that has any bit of perm must match one of the caller's ids.
-func checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
+func (o Options) checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
 	if len(acl) == 0 || c.Super {
 		return jute.OK
 	}
@@ -216,7 +225,7 @@ func checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
 		if isWorldAnyone(a.Id) {
 			return jute.OK
 		}
-		p, ok := providers[a.Id.Scheme]
+		p, ok := o.provider(a.Id.Scheme)
 		if !ok {
 			continue
 		}
@@ -231,7 +240,9 @@ func checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
 
 // Permitted reports whether c holds perm in acl by checkACL's rules; the watch layer
 // asks it of an event's ACL (Event.ACL) before delivering the event.
-func Permitted(acl []jute.ACL, perm int32, c Caller) bool { return checkACL(acl, perm, c) == jute.OK }
+func (o Options) Permitted(acl []jute.ACL, perm int32, c Caller) bool {
+	return o.checkACL(acl, perm, c) == jute.OK
+}
 
 // RedactACL is what getACL returns to a caller without ADMIN on the node (3.8,
 // FinalRequestProcessor): digest ids keep the user and lose the hash ("user:x").

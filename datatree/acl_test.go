@@ -51,7 +51,7 @@ func TestFixupACL(t *testing.T) {
 		{"ipv6 (3.8 has no v6 support; checked)", aclOf(31, "ip", "::1"), anyone, nil, jute.ErrInvalidACL},
 	}
 	for _, c := range cases {
-		got, code := fixupACL(c.acl, c.caller)
+		got, code := Options{}.fixupACL(c.acl, c.caller)
 		if code != c.code || len(got) != len(c.want) {
 			t.Errorf("%s: %v %v, want %v %v", c.name, got, code, c.want, c.code)
 			continue
@@ -94,7 +94,7 @@ func TestCheckACL(t *testing.T) {
 		{"scheme must match", aclOf(31, "digest", "1.1.1.1"), jute.PermRead, digc, jute.ErrNoAuth},
 	}
 	for _, c := range cases {
-		if got := checkACL(c.acl, c.perm, c.caller); got != c.want {
+		if got := (Options{}).checkACL(c.acl, c.perm, c.caller); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -23,6 +23,10 @@ type Options struct {
 	// candidate once its mtime is that many ms old
 	// (znode.container.maxNeverUsedIntervalMs; ZooKeeper's default 0 keeps it forever).
 	ContainerMaxNeverUsed int64
+	// X509 registers the x509 scheme (ZooKeeper's X509AuthenticationProvider), as
+	// ZooKeeper does when it has a secure client port or port unification: without it
+	// an x509 ACL is invalid and never matches. Every member must agree on it.
+	X509 bool
 }
 
 // Event is what a change does, for the watch layer; the tree fires nothing itself.
@@ -166,7 +170,7 @@ func (t *Tree) CheckACL(path string, perm int32, c Caller) jute.Code {
 	if n == nil {
 		return jute.ErrNoNode
 	}
-	return checkACL(t.acls.get(n.acl), perm, c)
+	return t.opts.checkACL(t.acls.get(n.acl), perm, c)
 }
 
 // CountDescendants is getAllChildrenNumber: every node below path. ZooKeeper counts

@@ -109,9 +109,9 @@ func NewFSM(opts datatree.Options) *FSM {
 }
 
 // mayRead is the FSM's watch.ReadCheck: may w read a node whose ACL is acl.
-func mayRead(w watch.Watcher, acl []jute.ACL) bool {
+func (f *FSM) mayRead(w watch.Watcher, acl []jute.ACL) bool {
 	c, ok := w.(Caller)
-	return !ok || datatree.Permitted(acl, jute.PermRead, c.Caller())
+	return !ok || f.opts.Permitted(acl, jute.PermRead, c.Caller())
 }
 
 // LastZxid is the zxid of the last applied entry.

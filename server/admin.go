@@ -49,7 +49,7 @@ var adminCommands = []adminCommand{
 	{[]string{"monitor", "mntr"}, func(s *Server) map[string]any { return s.adminMonitor() }},
 	{[]string{"configuration", "conf", "config"}, (*Server).adminConf},
 	{[]string{"connections", "cons"}, func(s *Server) map[string]any {
-		return map[string]any{"connections": s.adminConns(), "secure_connections": []any{}}
+		return map[string]any{"connections": s.adminConns(false), "secure_connections": s.adminConns(true)}
 	}},
 	{[]string{"environment", "envi", "env"}, (*Server).adminEnvi},
 	{[]string{"is_read_only", "isro"}, func(s *Server) map[string]any { return map[string]any{"read_only": s.isReadOnly()} }},
@@ -192,8 +192,8 @@ func (s *Server) adminStats(withConns bool) map[string]any {
 		out["proposal_stats"] = map[string]any{"last_buffer_size": sizes.Last, "min_buffer_size": sizes.Min, "max_buffer_size": sizes.Max}
 	}
 	if withConns {
-		out["connections"] = s.adminConns()
-		out["secure_connections"] = []any{}
+		out["connections"] = s.adminConns(false)
+		out["secure_connections"] = s.adminConns(true)
 	}
 	return out
 }
@@ -216,9 +216,14 @@ func (s *Server) adminConf() map[string]any {
 		"server_id": s.cfg.ServerID, "client_port_listen_backlog": -1}
 }
 
-func (s *Server) adminConns() []any {
+// adminConns lists the connections of the client port (secure false) or of the secure
+// client port, as ZooKeeper lists each connection factory's apart.
+func (s *Server) adminConns(secure bool) []any {
 	out := []any{}
 	for _, c := range s.connList() {
+		if c.secure != secure {
+			continue
+		}
 		m := map[string]any{
 			"remote_socket_address": c.nc.RemoteAddr().String(), "interest_ops": 1,
 			"outstanding_requests": len(c.pending), "packets_received": c.recv.Load(), "packets_sent": c.sent.Load(),

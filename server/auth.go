@@ -23,12 +23,32 @@ func (c *conn) authenticate(p *pending) {
 		c.caller.Store(&next)
 	case "ip":
 		// The connection already has its ip identity.
+	case "x509":
+		// X509AuthenticationProvider checks the connection's certificate again: a client
+		// that showed one keeps its identity; any other fails as an unknown scheme.
+		if !c.srv.cfg.x509Registered() || !c.hasX509() {
+			c.authFailed(a.Scheme)
+			p.err, p.close = jute.ErrAuthFailed, true
+		}
 	default:
-		c.srv.log.Warn("authentication failed: unknown scheme", "scheme", a.Scheme, "client", c.nc.RemoteAddr().String())
-		c.srv.stats.authFailed.Add(1)
-		p.err = jute.ErrAuthFailed
-		p.close = true
+		c.authFailed(a.Scheme)
+		p.err, p.close = jute.ErrAuthFailed, true
 	}
+}
+
+func (c *conn) authFailed(scheme string) {
+	c.srv.log.Warn("authentication failed", "scheme", scheme, "client", c.nc.RemoteAddr().String())
+	c.srv.stats.authFailed.Add(1)
+}
+
+// hasX509 reports whether the client showed a certificate at connect.
+func (c *conn) hasX509() bool {
+	for _, id := range c.Caller().Ids {
+		if id.Scheme == "x509" {
+			return true
+		}
+	}
+	return false
 }
 
 func appendID(ids []jute.Id, id jute.Id) []jute.Id {

@@ -33,6 +33,7 @@ const (
 	closedReadOnlyChange                    // read-only mode began or ended
 	closedStateReplaced                     // a snapshot from the leader replaced the state
 	closedShutdown                          // the server is stopping
+	closedTLSHandshake                      // a TLS handshake failed or did not finish in time
 	closedStaleRequest                      // the request throttle dropped a stale request
 	numCloseReasons
 )
@@ -54,6 +55,7 @@ var closeReasonNames = [numCloseReasons]string{
 	closedReadOnlyChange: "read_only_change",
 	closedStateReplaced:  "state_replaced",
 	closedShutdown:       "shutdown",
+	closedTLSHandshake:   "tls_handshake",
 	closedStaleRequest:   "stale_request",
 }
 

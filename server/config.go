@@ -20,6 +20,8 @@ const Version = "3.8.0-zkraft-0.1.0"
 // Config is the server's configuration; cmd/zkraft fills it from zoo.cfg, flags and
 // the environment.
 type Config struct {
+	// ClientPort is the plaintext client port; 0 picks a free one, -1 is none (a server
+	// that serves TLS only: secureClientPort without clientPort, as ZooKeeper).
 	ClientPort             int
 	ClientPortAddress      string
 	DataDir                string
@@ -66,6 +68,29 @@ type Config struct {
 	AdminPort    int
 	MetricsHost  string
 	MetricsPort  int
+	// SecureClientPort (secureClientPort) serves clients over TLS only, at
+	// SecureClientPortAddress (secureClientPortAddress; empty: every address).
+	// PortUnification (client.portUnification) makes the client port serve TLS and
+	// plaintext clients alike. Both take their TLS settings from SSL: the ssl.* keys as
+	// zoo.cfg names them (ssl.keyStore.location, ...; tlsconf.FromProperties).
+	SecureClientPort        int
+	SecureClientPortAddress string
+	PortUnification         bool
+	SSL                     map[string]string
+	// TLSHandshakeTimeout bounds a client's TLS handshake, and the wait for its first
+	// byte on a unified port; 0 is Netty's 10 s.
+	TLSHandshakeTimeout time.Duration
+	// CertReload (client.certReload, ZooKeeper 3.9's) reloads the key and trust stores
+	// when their files change; DefaultConfig turns it on (3.9's default is off).
+	CertReload bool
+	// X509Provider registers the x509 scheme (authProvider.x509 naming ZooKeeper's
+	// X509AuthenticationProvider); a secure client port or port unification registers
+	// it too, as ZooKeeper's QuorumPeerConfig.configureSSLAuth does. X509SuperUser
+	// (zookeeper.X509AuthenticationProvider.superUser) is the certificate subject that
+	// is a super user.
+	X509Provider  bool
+	X509SuperUser string
+
 	// InitialConfiguration is the zoo.cfg text the server was started with, for the
 	// initial_configuration admin command.
 	InitialConfiguration string
@@ -99,6 +124,7 @@ func DefaultConfig() Config {
 		SnapCount:              100000,
 		SnapRetainCount:        3,
 		MaxOutstanding:         1000,
+		CertReload:             true,
 		Throttle:               DefaultThrottle(),
 		AdminAuth:              DefaultAdminAuth(),
 		QuorumSSL:              QuorumSSL{HostnameVerification: true},
@@ -124,8 +150,10 @@ func (c *Config) MaxTimeout() time.Duration {
 // Validate names the first bad field.
 func (c *Config) Validate() error {
 	switch {
-	case c.ClientPort < 0 || c.ClientPort > 65535:
+	case c.ClientPort < -1 || c.ClientPort > 65535:
 		return fmt.Errorf("clientPort %d is not a port", c.ClientPort)
+	case c.ClientPort == -1 && c.SecureClientPort == 0:
+		return fmt.Errorf("neither clientPort nor secureClientPort is set")
 	case c.DataDir == "":
 		return fmt.Errorf("dataDir is not set")
 	case c.TickTime <= 0:
@@ -146,10 +174,17 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("znode.container.checkIntervalMs %v must be positive", c.ContainerCheckInterval)
 	case c.SnapRetainCount < 1:
 		return fmt.Errorf("autopurge.snapRetainCount %d must be at least 1", c.SnapRetainCount)
+	case c.SecureClientPort < 0 || c.SecureClientPort > 65535:
+		return fmt.Errorf("secureClientPort %d is not a port", c.SecureClientPort)
+	case c.SecureClientPortAddress != "" && c.SecureClientPort == 0:
+		return fmt.Errorf("secureClientPortAddress is set but secureClientPort is not set")
 	case c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":"):
 		return fmt.Errorf("superDigest %q is not user:digest", c.SuperDigest)
 	case len(c.Servers) > 0 && (c.ServerID < 1 || c.ServerID > 254):
 		return fmt.Errorf("myid %d must be 1..254 in a cluster", c.ServerID)
+	}
+	if _, err := c.tlsSource(nil); err != nil {
+		return fmt.Errorf("ssl: %w", err)
 	}
 	if len(c.Servers) > 0 {
 		// As ZooKeeper, a standalone server ignores sslQuorum.
@@ -165,6 +200,11 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// x509Registered reports whether the x509 scheme is registered.
+func (c *Config) x509Registered() bool {
+	return c.X509Provider || c.SecureClientPort != 0 || c.PortUnification
 }
 
 // fourLetterAllowed reports whether cmd is whitelisted.

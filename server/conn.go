@@ -28,6 +28,9 @@ type conn struct {
 	srv *Server
 	nc  net.Conn
 	ip  string
+	// secure: the connection came in on the secure client port (ZooKeeper's secure
+	// connection factory); cons, stat and the admin commands list them apart.
+	secure bool
 
 	out      *outbox       // encoded frames for the writer
 	pending  chan *pending // decoded requests, for the processor
@@ -119,6 +122,10 @@ func (c *conn) close(why closeReason) {
 func (c *conn) closeAfterFlush() { c.out.closeAfter() }
 
 func (c *conn) serve() {
+	if !c.startTLS() {
+		c.close(closedTLSHandshake)
+		return
+	}
 	br := bufio.NewReaderSize(c.nc, 64*1024)
 	if handled := c.maybeFourLetter(br); handled {
 		c.close(closedFourLetter)
@@ -393,6 +400,21 @@ func (c *conn) reply(xid int32, zxid int64, code jute.Code, body jute.Record) {
 	c.send(jute.AppendFrame(nil, &jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: int32(code)}, body))
 }
 
+// framesWriter is a connection that writes a batch of frames its own way (secureConn:
+// as one TLS write, not one record per frame).
+type framesWriter interface {
+	WriteFrames(bufs *net.Buffers) (int64, error)
+}
+
+// writeFrames writes bufs (consuming what was written): with one writev on a TCP
+// socket, or as the connection prefers.
+func writeFrames(nc net.Conn, bufs *net.Buffers) (int64, error) {
+	if fw, ok := nc.(framesWriter); ok {
+		return fw.WriteFrames(bufs)
+	}
+	return bufs.WriteTo(nc)
+}
+
 // writeLoop writes everything queued with one writev each time it wakes.
 func (c *conn) writeLoop() {
 	for {
@@ -407,7 +429,7 @@ func (c *conn) writeLoop() {
 			// served, one that reads nothing for writeDeadline is closed.
 			for bufs := net.Buffers(frames); len(bufs) > 0; {
 				c.nc.SetWriteDeadline(time.Now().Add(writeDeadline))
-				n, err := bufs.WriteTo(c.nc)
+				n, err := writeFrames(c.nc, &bufs)
 				if err != nil && (n == 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
 					c.close(writeReason(err))
 					return

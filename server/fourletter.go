@@ -20,10 +20,12 @@ import (
 // fourLetter maps ZooKeeper's four-letter words to their handlers.
 var fourLetter = map[string]func(s *Server, b *strings.Builder){
 	"ruok": func(s *Server, b *strings.Builder) { b.WriteString("imok") },
-	"srvr": func(s *Server, b *strings.Builder) { s.writeStat(b, false) },
-	"stat": func(s *Server, b *strings.Builder) { s.writeStat(b, true) },
+	"srvr": func(s *Server, b *strings.Builder) { s.writeStat(b, false, false) },
+	// stat and cons list the connections of the port they arrived on, as each of
+	// ZooKeeper's connection factories lists its own: maybeFourLetter answers them.
+	"stat": nil,
+	"cons": nil,
 	"conf": (*Server).writeConf,
-	"cons": (*Server).writeCons,
 	"envi": (*Server).writeEnvi,
 	"mntr": (*Server).writeMntr,
 	"wchs": (*Server).writeWchs,
@@ -85,6 +87,10 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 		// A member with no leader (partitioned, removed, still joining) serves nobody,
 		// unless it is read-only.
 		b.WriteString("This ZooKeeper instance is not currently serving requests\n")
+	case cmd == "stat":
+		c.srv.writeStat(&b, true, c.secure)
+	case cmd == "cons":
+		c.srv.writeCons(&b, c.secure)
 	default:
 		h(c.srv, &b)
 	}
@@ -131,7 +137,9 @@ func (s *Server) outstanding() int {
 	return n
 }
 
-func (s *Server) writeStat(b *strings.Builder, clients bool) {
+// writeStat is srvr, or stat with the clients of the client port (secure false) or of
+// the secure client port.
+func (s *Server) writeStat(b *strings.Builder, clients, secure bool) {
 	fmt.Fprintf(b, "Zookeeper version: %s, built on %s\n", Version, buildDate)
 	if s.isReadOnly() {
 		b.WriteString("READ-ONLY mode; serving only read-only clients\n")
@@ -139,7 +147,9 @@ func (s *Server) writeStat(b *strings.Builder, clients bool) {
 	if clients {
 		b.WriteString("Clients:\n")
 		for _, c := range s.connList() {
-			c.describe(b, false)
+			if c.secure == secure {
+				c.describe(b, false)
+			}
 		}
 		b.WriteString("\n")
 	}
@@ -184,16 +194,18 @@ func (s *Server) writeIsro(b *strings.Builder) {
 	}
 }
 
-func (s *Server) writeCons(b *strings.Builder) {
+func (s *Server) writeCons(b *strings.Builder, secure bool) {
 	for _, c := range s.connList() {
-		c.describe(b, true)
+		if c.secure == secure {
+			c.describe(b, true)
+		}
 	}
 	b.WriteString("\n")
 }
 
 func (s *Server) writeConf(b *strings.Builder) {
 	fmt.Fprintf(b, "clientPort=%d\n", s.cfg.ClientPort)
-	b.WriteString("secureClientPort=-1\n")
+	fmt.Fprintf(b, "secureClientPort=%d\n", s.securePort())
 	dir, _ := filepath.Abs(s.cfg.DataDir)
 	fmt.Fprintf(b, "dataDir=%s\n", dir)
 	fmt.Fprintf(b, "dataDirSize=%d\n", dirSize(s.cfg.DataDir))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,8 @@ type Server struct {
 	log   *slog.Logger
 	node  *quorum.Node
 	ln    net.Listener
+	sln   net.Listener   // secureClientPort's, if any
+	tls   *tls.Config    // the client ports' TLS, if any (tls.go)
 	https []*http.Server // the admin and metrics listeners (admin.go)
 
 	traceMask atomic.Int64 // gtmk/stmk's mask (reported only)
@@ -68,7 +71,16 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 // Start opens the store, waits until the node serves, and starts listening.
 func (s *Server) Start() error {
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
-	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes}
+	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered()}
+	if src, err := s.cfg.tlsSource(func(err error) {
+		s.log.Error("ssl: a changed store did not load; the previous one stays in use", "err", err)
+	}); err != nil {
+		return fmt.Errorf("ssl: %w", err)
+	} else if src != nil {
+		if s.tls, err = src.ServerConfig(); err != nil {
+			return fmt.Errorf("ssl: %w", err)
+		}
+	}
 	qc.TickTime = s.cfg.TickTime
 	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval
 	qc.SnapshotThreshold = s.cfg.SnapCount
@@ -125,29 +137,37 @@ func (s *Server) Start() error {
 		node.Close()
 		return err
 	}
-	addr := net.JoinHostPort(s.cfg.ClientPortAddress, strconv.Itoa(s.cfg.ClientPort))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
+	if err := s.listen(); err != nil {
 		node.Close()
 		s.mu.Lock()
 		s.node = nil
 		s.mu.Unlock()
-		return fmt.Errorf("listen on %s: %w", addr, err)
+		return err
 	}
-	s.ln = ln
 	s.start = time.Now()
 	if err := s.startAdmin(); err != nil {
 		// As ZooKeeper: the AdminServer failing to start does not stop the server.
 		s.log.Error("admin or metrics listener not started", "err", err)
 	}
-	s.wg.Add(1)
-	go s.acceptLoop()
+	if s.ln != nil {
+		kind := plainListener
+		if s.cfg.PortUnification {
+			kind = unifiedListener
+		}
+		s.wg.Add(1)
+		go s.acceptLoop(s.ln, kind)
+		s.log.Info("serving", "addr", s.ln.Addr().String(), "tls", kind == unifiedListener)
+	}
+	if s.sln != nil {
+		s.wg.Add(1)
+		go s.acceptLoop(s.sln, secureListener)
+		s.log.Info("serving TLS only", "addr", s.sln.Addr().String())
+	}
 	if node.IsClustered() {
 		s.wg.Add(1)
 		go s.watchQuorum()
 	}
-	s.log.Info("serving", "addr", ln.Addr().String(), "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()),
-		"mode", s.mode())
+	s.log.Info("serving", "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()), "mode", s.mode())
 	return nil
 }
 
@@ -169,13 +189,26 @@ func (s *Server) Shutdown() error {
 // Snapshot writes a snapshot of the state now (and compacts the log behind it).
 func (s *Server) Snapshot() error { return s.node.TakeSnapshot() }
 
-// Addr is the address the client port listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+// Addr is the address the client port listens on; nil without one (TLS only).
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
 
-func (s *Server) acceptLoop() {
+// SecureAddr is the address the secure client port listens on; nil without one.
+func (s *Server) SecureAddr() net.Addr {
+	if s.sln == nil {
+		return nil
+	}
+	return s.sln.Addr()
+}
+
+func (s *Server) acceptLoop(ln net.Listener, kind listenerKind) {
 	defer s.wg.Done()
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -193,7 +226,11 @@ func (s *Server) acceptLoop() {
 			nc.Close()
 			continue
 		}
+		if kind != plainListener {
+			nc = newSecureConn(nc, s.tls, kind == unifiedListener)
+		}
 		c := newConn(s, nc)
+		c.secure = kind == secureListener
 		s.conns[c] = struct{}{}
 		s.perIP[ip]++
 		s.mu.Unlock()
@@ -394,6 +431,9 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	if s.ln != nil {
 		s.ln.Close()
+	}
+	if s.sln != nil {
+		s.sln.Close()
 	}
 	for _, hs := range s.https {
 		hs.Close()

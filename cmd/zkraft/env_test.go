@@ -128,13 +128,13 @@ func TestReadOnlyModeSettings(t *testing.T) {
 		t.Fatal("read-only mode on by default")
 	}
 	cfg, warnings := load(map[string]string{
-		"JVMFLAGS":        "-Xmx1g -Dreadonlymode.enabled=true -Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+		"JVMFLAGS":        "-Xmx1g -Dreadonlymode.enabled=true -Dzookeeper.fsync.warningthresholdms=50",
 		"SERVER_JVMFLAGS": "-Djute.maxbuffer=4000000 -Dreadonlymode.enabled=false",
 	}, "")
 	if !cfg.ReadOnlyMode || cfg.MaxBuffer != 4000000 {
 		t.Fatalf("from JVMFLAGS (JVMFLAGS after SERVER_JVMFLAGS): %+v", cfg)
 	}
-	if joined := strings.Join(warnings, "\n"); len(warnings) != 1 || !strings.Contains(joined, "JVMFLAGS: -Dzookeeper.serverCnxnFactory") {
+	if joined := strings.Join(warnings, "\n"); len(warnings) != 1 || !strings.Contains(joined, "JVMFLAGS: -Dzookeeper.fsync.warningthresholdms") {
 		t.Fatalf("warnings %q", warnings)
 	}
 	path := filepath.Join(t.TempDir(), "zoo.cfg")

@@ -107,6 +107,9 @@ func applyFlags(cmd *cobra.Command, cfg, flags *server.Config) {
 	set("exists-acl-check", func() { cfg.ExistsACLCheck = flags.ExistsACLCheck })
 }
 
+// unsetPort marks a clientPort no source has set.
+const unsetPort = -2
+
 // loadConfig builds the configuration: ZooKeeper's defaults, then the official image's
 // environment variables, then zoo.cfg (whose server lines, if it has any, replace
 // ZOO_SERVERS), then the flags the user set; a cluster member without an id reads myid.
@@ -114,6 +117,7 @@ func loadConfig(cmd *cobra.Command, configPath string, getenv func(string) strin
 	cfg := server.DefaultConfig()
 	// As ZooKeeper 3.8: the AdminServer is on, on port 8080 of every address.
 	cfg.AdminEnabled, cfg.AdminPort = true, 8080
+	cfg.ClientPort = unsetPort
 	warnings, err := applyEnv(getenv, &cfg)
 	if err != nil {
 		return cfg, warnings, err
@@ -136,6 +140,14 @@ func loadConfig(cmd *cobra.Command, configPath string, getenv func(string) strin
 		}
 	}
 	applyFlags(cmd, &cfg, flagCfg)
+	if cfg.ClientPort == unsetPort {
+		// As ZooKeeper, a secureClientPort without a clientPort serves TLS only; zkraft
+		// serves 2181 when neither is given.
+		cfg.ClientPort = 2181
+		if cfg.SecureClientPort != 0 {
+			cfg.ClientPort = -1
+		}
+	}
 	if cmd.Flags().Changed("servers") {
 		if err := parseServersFlag(servers, &cfg); err != nil {
 			return cfg, warnings, fmt.Errorf("--servers: %v", err)

@@ -119,6 +119,9 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 			if set, ok, err = quorumSSLSetter(key); err != nil {
 				return warnings, fmt.Errorf("line %d: %v", line, err)
 			}
+			if !ok {
+				set, ok = tlsKey(key)
+			}
 		}
 		if ok {
 			if err := set(cfg, val); err != nil {

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/server/tlsconf"
+)
+
+// TLS on the client side, kept out of the request path: a listener's connections are
+// wrapped in a secureConn, whose handshake runs first thing in the connection's own
+// goroutine (serve) with a deadline, and a client certificate becomes the connection's
+// initial x509 identity, as ZooKeeper's NettyServerCnxnFactory and
+// X509AuthenticationProvider give it before the ConnectRequest is read.
+
+// listenerKind says what a listener's connections speak.
+type listenerKind uint8
+
+const (
+	plainListener   listenerKind = iota // clientPort
+	secureListener                      // secureClientPort: TLS only
+	unifiedListener                     // clientPort with client.portUnification: TLS or plaintext
+)
+
+// tlsHandshakeRecord is the first byte of a TLS ClientHello (a handshake record); a
+// plaintext ZooKeeper client starts with a frame length or a four-letter word.
+const tlsHandshakeRecord = 0x16
+
+// defaultTLSHandshakeTimeout is Netty's SslHandler default, which ZooKeeper keeps.
+const defaultTLSHandshakeTimeout = 10 * time.Second
+
+// tlsSource builds the client port's TLS settings (ssl.*) when a listener needs them;
+// reloadFailed hears of a changed store that did not load.
+func (c *Config) tlsSource(reloadFailed func(error)) (*tlsconf.Source, error) {
+	if c.SecureClientPort == 0 && !c.PortUnification {
+		return nil, nil
+	}
+	settings, err := tlsconf.FromProperties(c.SSL, "ssl.")
+	if err != nil {
+		return nil, err
+	}
+	if settings.KeyStore.Location == "" {
+		return nil, errors.New("ssl.keyStore.location is not set")
+	}
+	settings.Reload = c.CertReload
+	return tlsconf.New(settings, reloadFailed)
+}
+
+// listen opens the client port (unless ClientPort is -1) and the secure client port (if
+// SecureClientPort is set).
+func (s *Server) listen() error {
+	open := func(host string, port int) (net.Listener, error) {
+		addr := net.JoinHostPort(host, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		return ln, nil
+	}
+	var err error
+	if s.cfg.ClientPort >= 0 {
+		if s.ln, err = open(s.cfg.ClientPortAddress, s.cfg.ClientPort); err != nil {
+			return err
+		}
+	}
+	if s.cfg.SecureClientPort != 0 {
+		if s.sln, err = open(s.cfg.SecureClientPortAddress, s.cfg.SecureClientPort); err != nil {
+			if s.ln != nil {
+				s.ln.Close()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// secureConn is a connection of a TLS or unified listener. Close and the addresses act
+// on the socket at all times; Read, Write and the deadlines act on what setUp chose
+// (TLS, or plaintext on a unified port). setUp runs in serve before any other goroutine
+// of the connection uses it.
+type secureConn struct {
+	net.Conn // the socket
+	cfg      *tls.Config
+	unified  bool
+	rw       net.Conn
+	subject  string // the client certificate's subject (RFC 2253), if it showed one
+}
+
+func newSecureConn(nc net.Conn, cfg *tls.Config, unified bool) *secureConn {
+	return &secureConn{Conn: nc, cfg: cfg, unified: unified, rw: nc}
+}
+
+func (sc *secureConn) Read(b []byte) (int, error)         { return sc.rw.Read(b) }
+func (sc *secureConn) Write(b []byte) (int, error)        { return sc.rw.Write(b) }
+func (sc *secureConn) SetDeadline(t time.Time) error      { return sc.rw.SetDeadline(t) }
+func (sc *secureConn) SetReadDeadline(t time.Time) error  { return sc.rw.SetReadDeadline(t) }
+func (sc *secureConn) SetWriteDeadline(t time.Time) error { return sc.rw.SetWriteDeadline(t) }
+
+// WriteFrames writes a batch of frames in one Write, so a TLS connection sends them in
+// as few records as their size allows (net.Buffers' writev exists only for TCP sockets).
+func (sc *secureConn) WriteFrames(bufs *net.Buffers) (int64, error) {
+	var joined []byte
+	for _, b := range *bufs {
+		joined = append(joined, b...)
+	}
+	n, err := sc.rw.Write(joined)
+	for left := n; left > 0 && len(*bufs) > 0; {
+		if first := (*bufs)[0]; len(first) <= left {
+			left -= len(first)
+			*bufs = (*bufs)[1:]
+		} else {
+			(*bufs)[0] = first[left:]
+			left = 0
+		}
+	}
+	return int64(n), err
+}
+
+// setUp sniffs a unified port's first byte and runs the TLS handshake, both within
+// timeout. An error closes only this connection.
+func (sc *secureConn) setUp(timeout time.Duration) error {
+	sc.Conn.SetDeadline(time.Now().Add(timeout))
+	defer sc.Conn.SetDeadline(time.Time{})
+	raw := sc.Conn
+	if sc.unified {
+		first := make([]byte, 1)
+		if _, err := io.ReadFull(sc.Conn, first); err != nil {
+			return err
+		}
+		raw = &prefixedConn{Conn: sc.Conn, prefix: first}
+		if first[0] != tlsHandshakeRecord {
+			sc.rw = raw
+			return nil
+		}
+	}
+	tc := tls.Server(raw, sc.cfg)
+	if err := tc.Handshake(); err != nil {
+		return err
+	}
+	sc.rw = tc
+	if peers := tc.ConnectionState().PeerCertificates; len(peers) > 0 {
+		sc.subject = tlsconf.SubjectName(peers[0])
+	}
+	return nil
+}
+
+// prefixedConn gives back the bytes read to sniff before the rest of the stream.
+type prefixedConn struct {
+	net.Conn
+	prefix []byte
+}
+
+func (p *prefixedConn) Read(b []byte) (int, error) {
+	if len(p.prefix) > 0 {
+		n := copy(b, p.prefix)
+		p.prefix = p.prefix[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
+}
+
+// startTLS sets a secure connection up and gives it its x509 identity; false: the
+// connection is to be closed.
+func (c *conn) startTLS() bool {
+	sc, ok := c.nc.(*secureConn)
+	if !ok {
+		return true
+	}
+	timeout := c.srv.cfg.TLSHandshakeTimeout
+	if timeout <= 0 {
+		timeout = defaultTLSHandshakeTimeout
+	}
+	if err := sc.setUp(timeout); err != nil {
+		// ZooKeeper counts a failed handshake as an authentication failure.
+		c.srv.stats.authFailed.Add(1)
+		c.srv.log.Warn("closing connection: unsuccessful TLS handshake", "client", sc.RemoteAddr().String(), "err", err)
+		return false
+	}
+	if sc.subject != "" {
+		c.caller.Store(x509Caller(c.Caller(), sc.subject, c.srv.cfg.X509SuperUser))
+		c.srv.log.Info("authenticated x509 id", "id", sc.subject, "client", sc.RemoteAddr().String())
+	}
+	return true
+}
+
+// x509Caller adds the certificate's identity, as X509AuthenticationProvider does: the
+// super user's subject first gets a "super" id, then everyone gets the x509 id.
+func x509Caller(c datatree.Caller, subject, superUser string) *datatree.Caller {
+	next := c
+	next.Ids = append([]jute.Id(nil), c.Ids...)
+	if superUser != "" && subject == superUser {
+		next.Super = true
+		next.Ids = appendID(next.Ids, jute.Id{Scheme: "super", Id: subject})
+	}
+	next.Ids = appendID(next.Ids, jute.Id{Scheme: "x509", Id: subject})
+	return &next
+}
+
+// securePort is the secure client port as conf shows it: -1 without one.
+func (s *Server) securePort() int {
+	if a, ok := s.SecureAddr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return -1
+}

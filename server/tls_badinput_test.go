@@ -1,0 +1,169 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/server/ztest"
+)
+
+// closedWithin reports whether the server closes nc within limit (a read ends in EOF
+// or a reset, not a timeout), reading and discarding what it sends.
+func closedWithin(nc net.Conn, limit time.Duration) error {
+	nc.SetReadDeadline(time.Now().Add(limit))
+	_, err := io.Copy(io.Discard, nc)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("still open after %v", limit)
+	}
+	return nil
+}
+
+// connectFrame is a plaintext ConnectRequest.
+func connectFrame() []byte {
+	return jute.AppendFrame(nil, &jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)})
+}
+
+// badTLSClients sends each kind of bad input to a TLS-only port and reports what
+// happened, one line per kind, while a good client keeps working.
+func badTLSClients(t *testing.T, f *tlsFiles, secure string, good *zk.Conn) []string {
+	var mu sync.Mutex
+	results := map[string]string{}
+	set := func(k, v string) {
+		mu.Lock()
+		defer mu.Unlock()
+		results[k] = v
+	}
+	dial := func() net.Conn {
+		nc, err := net.DialTimeout("tcp", secure, 5*time.Second)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		return nc
+	}
+	var wg sync.WaitGroup
+	run := func(name string, fn func() string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			set(name, fn())
+		}()
+	}
+	run("plaintext ConnectRequest", func() string {
+		nc := dial()
+		if nc == nil {
+			return "no connection"
+		}
+		defer nc.Close()
+		nc.Write(connectFrame())
+		return fmt.Sprint(closedWithin(nc, 5*time.Second))
+	})
+	run("stalled before the ClientHello", func() string {
+		nc := dial()
+		if nc == nil {
+			return "no connection"
+		}
+		defer nc.Close()
+		return fmt.Sprint(closedWithin(nc, 15*time.Second))
+	})
+	run("stalled inside the ClientHello", func() string {
+		nc := dial()
+		if nc == nil {
+			return "no connection"
+		}
+		defer nc.Close()
+		nc.Write([]byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01}) // a record header and one byte of 512
+		return fmt.Sprint(closedWithin(nc, 15*time.Second))
+	})
+	for _, name := range []string{"untrusted", "expired", ""} {
+		run(fmt.Sprintf("client certificate %q", name), func() string {
+			nc := dial()
+			if nc == nil {
+				return "no connection"
+			}
+			tc := tls.Client(nc, f.clientTLS(name))
+			defer tc.Close()
+			tc.SetDeadline(time.Now().Add(5 * time.Second))
+			if err := tc.Handshake(); err != nil {
+				return "handshake refused"
+			}
+			// TLS 1.3 and 1.2 alike: the server's refusal shows at the first exchange.
+			tc.Write(connectFrame())
+			if _, err := tc.Read(make([]byte, 1)); err != nil {
+				return "refused at first exchange"
+			}
+			return "accepted"
+		})
+	}
+	// The good client works while the bad ones are held open.
+	for i := 0; i < 5; i++ {
+		if _, err := good.Set("/good", []byte(fmt.Sprint(i)), -1); err != nil {
+			t.Errorf("good client: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	wg.Wait()
+	lines := make([]string, 0, len(results))
+	for _, k := range []string{"plaintext ConnectRequest", "stalled before the ClientHello", "stalled inside the ClientHello",
+		`client certificate "untrusted"`, `client certificate "expired"`, `client certificate ""`} {
+		lines = append(lines, k+": "+results[k])
+	}
+	return lines
+}
+
+// TestTLSBadInputMatchesZooKeeper: plaintext on a TLS-only port, stalled handshakes,
+// and untrusted, expired or missing client certificates each close only their own
+// connection, on ZooKeeper and zkraft alike; a client with a good certificate keeps
+// working meanwhile.
+func TestTLSBadInputMatchesZooKeeper(t *testing.T) {
+	f := newTLSFiles(t)
+	servers := startTLSServers(t, f, nil)
+	out := map[string][]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, addrs := range servers {
+		good := f.zkOverTLS(t, addrs[1], "client1")
+		if _, err := good.Create("/good", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lines := badTLSClients(t, f, addrs[1], good)
+			// Each failed handshake counts as an authentication failure.
+			mntr, err := ztest.FourLetter(addrs[0], "mntr")
+			for _, l := range strings.Split(mntr, "\n") {
+				if strings.HasPrefix(l, "zk_auth_failed_count") {
+					lines = append(lines, l)
+				}
+			}
+			if err != nil {
+				lines = append(lines, err.Error())
+			}
+			mu.Lock()
+			out[name] = lines
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, l := range out["zookeeper"] {
+		t.Log("zookeeper: " + l)
+	}
+	compareLines(t, out["zookeeper"], out["zkraft"])
+	for _, l := range out["zkraft"] {
+		if strings.Contains(l, "still open") || strings.Contains(l, "accepted") || strings.Contains(l, "no connection") {
+			t.Errorf("zkraft: %s", l)
+		}
+	}
+}
