@@ -29,6 +29,31 @@ var providers = map[string]provider{
 	"ip":     {authenticated: false, valid: ipValid, matches: ipMatches},
 }
 
+// saslProvider is ZooKeeper's SASLAuthenticationProvider, registered only by an
+// authProvider.N key (Options.SASL): a user named "super" matches every sasl ACL.
+var saslProvider = provider{authenticated: true, valid: ValidSASLID,
+	matches: func(id, e string) bool { return id == "super" || id == e }}
+
+// provider is the tree's provider of scheme.
+func (o *Options) provider(scheme string) (provider, bool) {
+	if scheme == "sasl" && o.SASL {
+		return saslProvider, true
+	}
+	p, ok := providers[scheme]
+	return p, ok
+}
+
+// ValidSASLID is ZooKeeper's KerberosName rule, which SASLAuthenticationProvider
+// takes for sasl ACL ids and its SASL server for authenticated names: a name with an
+// '@' must be primary[/instance]@realm, with no other '/' or '@'.
+func ValidSASLID(name string) bool {
+	primary, realm, found := strings.Cut(name, "@")
+	if !found {
+		return true
+	}
+	return !strings.ContainsAny(realm, "/@") && strings.Count(primary, "/") <= 1
+}
+
 // DigestID is DigestAuthenticationProvider.generateDigest: the user part (before the
 // first colon) + ":" + base64(sha1(whole "user:password")).
 func DigestID(userColonPassword string) string {
@@ -153,7 +178,7 @@ func isWorldAnyone(id jute.Id) bool { return id.Scheme == "world" && id.Id == "a
 // fixupACL is PrepRequestProcessor.fixupACL: drop duplicates, refuse an empty list,
 // expand "auth" into every authenticated id of the caller (digest, not ip), and refuse
 // an id a provider does not know or accept.
-func fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
+func (o *Options) fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
 	uniq := make([]jute.ACL, 0, len(acls))
 	for _, a := range acls {
 		dup := false
@@ -178,7 +203,7 @@ func fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
 		case a.Id.Scheme == "auth":
 			found := false
 			for _, cid := range c.Ids {
-				if p, ok := providers[cid.Scheme]; ok && p.authenticated {
+				if p, ok := o.provider(cid.Scheme); ok && p.authenticated {
 					found = true
 					out = append(out, jute.ACL{Perms: a.Perms, Id: cid})
 				}
@@ -187,7 +212,7 @@ func fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
 				return nil, jute.ErrInvalidACL
 			}
 		default:
-			p, ok := providers[a.Id.Scheme]
+			p, ok := o.provider(a.Id.Scheme)
 			if !ok || !p.valid(a.Id.Id) {
 				return nil, jute.ErrInvalidACL
 			}
@@ -200,7 +225,7 @@ func fixupACL(acls []jute.ACL, c Caller) ([]jute.ACL, jute.Code) {
 // checkACL is ZooKeeperServer.checkACL: an empty list allows all, a super caller (or
 // one holding a "super" id, as the digest provider adds for the super digest) passes,
 // otherwise some entry that has any bit of perm must match one of the caller's ids.
-func checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
+func (o *Options) checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
 	if len(acl) == 0 || c.Super {
 		return jute.OK
 	}
@@ -216,7 +241,7 @@ func checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
 		if isWorldAnyone(a.Id) {
 			return jute.OK
 		}
-		p, ok := providers[a.Id.Scheme]
+		p, ok := o.provider(a.Id.Scheme)
 		if !ok {
 			continue
 		}
@@ -231,7 +256,9 @@ func checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
 
 // Permitted reports whether c holds perm in acl by checkACL's rules; the watch layer
 // asks it of an event's ACL (Event.ACL) before delivering the event.
-func Permitted(acl []jute.ACL, perm int32, c Caller) bool { return checkACL(acl, perm, c) == jute.OK }
+func (t *Tree) Permitted(acl []jute.ACL, perm int32, c Caller) bool {
+	return t.opts.checkACL(acl, perm, c) == jute.OK
+}
 
 // RedactACL is what getACL returns to a caller without ADMIN on the node (3.8,
 // FinalRequestProcessor): digest ids keep the user and lose the hash ("user:x").

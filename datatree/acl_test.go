@@ -51,7 +51,7 @@ func TestFixupACL(t *testing.T) {
 		{"ipv6 (3.8 has no v6 support; checked)", aclOf(31, "ip", "::1"), anyone, nil, jute.ErrInvalidACL},
 	}
 	for _, c := range cases {
-		got, code := fixupACL(c.acl, c.caller)
+		got, code := (&Options{}).fixupACL(c.acl, c.caller)
 		if code != c.code || len(got) != len(c.want) {
 			t.Errorf("%s: %v %v, want %v %v", c.name, got, code, c.want, c.code)
 			continue
@@ -94,7 +94,7 @@ func TestCheckACL(t *testing.T) {
 		{"scheme must match", aclOf(31, "digest", "1.1.1.1"), jute.PermRead, digc, jute.ErrNoAuth},
 	}
 	for _, c := range cases {
-		if got := checkACL(c.acl, c.perm, c.caller); got != c.want {
+		if got := (&Options{}).checkACL(c.acl, c.perm, c.caller); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -138,5 +138,51 @@ func TestRedactACL(t *testing.T) {
 	out := RedactACL(in)
 	if out[0].Id.Id != "u:x" || out[1] != world[0] || in[0].Id.Id != "u:abc" {
 		t.Fatal(out)
+	}
+}
+
+// TestSASLProvider checks the sasl scheme with and without ZooKeeper's
+// SASLAuthenticationProvider registered (authProvider.N).
+func TestSASLProvider(t *testing.T) {
+	bob := Caller{Ids: []jute.Id{{Scheme: "ip", Id: "127.0.0.1"}, {Scheme: "sasl", Id: "bob"}}}
+	superUser := Caller{Ids: []jute.Id{{Scheme: "sasl", Id: "super"}}}
+	on, off := &Options{SASL: true}, &Options{}
+	fixups := []struct {
+		name string
+		opts *Options
+		acl  []jute.ACL
+		want []jute.ACL
+		code jute.Code
+	}{
+		{"no provider: invalid", off, aclOf(31, "sasl", "bob"), nil, jute.ErrInvalidACL},
+		{"provider: valid", on, aclOf(31, "sasl", "bob"), aclOf(31, "sasl", "bob"), jute.OK},
+		{"kerberos form", on, aclOf(31, "sasl", "zk/host@EXAMPLE.COM"), aclOf(31, "sasl", "zk/host@EXAMPLE.COM"), jute.OK},
+		{"two realms", on, aclOf(31, "sasl", "a@b@c"), nil, jute.ErrInvalidACL},
+		{"two instances", on, aclOf(31, "sasl", "a/b/c@R"), nil, jute.ErrInvalidACL},
+		{"auth expands sasl", on, aclOf(31, "auth", ""), aclOf(31, "sasl", "bob"), jute.OK},
+		{"auth without provider", off, aclOf(31, "auth", ""), nil, jute.ErrInvalidACL},
+	}
+	for _, c := range fixups {
+		got, code := c.opts.fixupACL(c.acl, bob)
+		if code != c.code || len(got) != len(c.want) || (len(got) > 0 && got[0] != c.want[0]) {
+			t.Errorf("fixup %s: %v %v, want %v %v", c.name, got, code, c.want, c.code)
+		}
+	}
+	checks := []struct {
+		name   string
+		opts   *Options
+		acl    []jute.ACL
+		caller Caller
+		want   jute.Code
+	}{
+		{"match", on, aclOf(jute.PermRead, "sasl", "bob"), bob, jute.OK},
+		{"other user", on, aclOf(jute.PermRead, "sasl", "alice"), bob, jute.ErrNoAuth},
+		{"no provider matches nobody", off, aclOf(jute.PermRead, "sasl", "bob"), bob, jute.ErrNoAuth},
+		{"a user named super matches any", on, aclOf(jute.PermRead, "sasl", "alice"), superUser, jute.OK},
+	}
+	for _, c := range checks {
+		if got := c.opts.checkACL(c.acl, jute.PermRead, c.caller); got != c.want {
+			t.Errorf("check %s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -87,7 +87,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, n *node, err jute.Code
 	if !ok {
 		return "", nil, jute.ErrBadArguments, nil
 	}
-	acl, code := fixupACL(a.acl, tx.Caller)
+	acl, code := t.opts.fixupACL(a.acl, tx.Caller)
 	if code != jute.OK {
 		return "", nil, code, nil
 	}
@@ -95,7 +95,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, n *node, err jute.Code
 	if parent == nil {
 		return "", nil, jute.ErrNoNode, nil
 	}
-	if code := checkACL(t.acls.get(parent.acl), jute.PermCreate, tx.Caller); code != jute.OK {
+	if code := t.opts.checkACL(t.acls.get(parent.acl), jute.PermCreate, tx.Caller); code != jute.OK {
 		return "", nil, code, nil
 	}
 	path = a.path

@@ -27,7 +27,7 @@ func (t *Tree) delete(tx Txn, path string, version int32) (jute.Code, []Event) {
 	if parent == nil {
 		return jute.ErrNoNode, nil
 	}
-	if code := checkACL(t.acls.get(parent.acl), jute.PermDelete, tx.Caller); code != jute.OK {
+	if code := t.opts.checkACL(t.acls.get(parent.acl), jute.PermDelete, tx.Caller); code != jute.OK {
 		return code, nil
 	}
 	n := t.lookup(path)

@@ -23,6 +23,10 @@ type Options struct {
 	// candidate once its mtime is that many ms old
 	// (znode.container.maxNeverUsedIntervalMs; ZooKeeper's default 0 keeps it forever).
 	ContainerMaxNeverUsed int64
+	// SASL registers ZooKeeper's SASLAuthenticationProvider, as an authProvider.N key
+	// naming it does. Without it, as in ZooKeeper, a sasl ACL is InvalidACL and a sasl
+	// entry of an existing ACL matches nobody, whatever ids a connection holds.
+	SASL bool
 }
 
 // Event is what a change does, for the watch layer; the tree fires nothing itself.
@@ -166,7 +170,7 @@ func (t *Tree) CheckACL(path string, perm int32, c Caller) jute.Code {
 	if n == nil {
 		return jute.ErrNoNode
 	}
-	return checkACL(t.acls.get(n.acl), perm, c)
+	return t.opts.checkACL(t.acls.get(n.acl), perm, c)
 }
 
 // CountDescendants is getAllChildrenNumber: every node below path. ZooKeeper counts

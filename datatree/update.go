@@ -12,7 +12,7 @@ func (t *Tree) setDataOp(tx Txn, r *jute.SetDataRequest) (*jute.SetDataResponse,
 	if n == nil {
 		return nil, jute.ErrNoNode, nil
 	}
-	if code := checkACL(t.acls.get(n.acl), jute.PermWrite, tx.Caller); code != jute.OK {
+	if code := t.opts.checkACL(t.acls.get(n.acl), jute.PermWrite, tx.Caller); code != jute.OK {
 		return nil, code, nil
 	}
 	if !versionMatches(n.stat.Version, r.Version) {
@@ -34,7 +34,7 @@ func (t *Tree) setACLOp(tx Txn, r *jute.SetACLRequest) (*jute.SetACLResponse, ju
 	if !validPath(r.Path) {
 		return nil, jute.ErrBadArguments
 	}
-	acl, code := fixupACL(r.Acl, tx.Caller)
+	acl, code := t.opts.fixupACL(r.Acl, tx.Caller)
 	if code != jute.OK {
 		return nil, code
 	}
@@ -42,7 +42,7 @@ func (t *Tree) setACLOp(tx Txn, r *jute.SetACLRequest) (*jute.SetACLResponse, ju
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}
-	if code := checkACL(t.acls.get(n.acl), jute.PermAdmin, tx.Caller); code != jute.OK {
+	if code := t.opts.checkACL(t.acls.get(n.acl), jute.PermAdmin, tx.Caller); code != jute.OK {
 		return nil, code
 	}
 	if !versionMatches(n.stat.Aversion, r.Version) {
@@ -68,7 +68,7 @@ func (t *Tree) check(tx Txn, r *jute.CheckVersionRequest) jute.Code {
 	if n == nil {
 		return jute.ErrNoNode
 	}
-	if code := checkACL(t.acls.get(n.acl), jute.PermRead, tx.Caller); code != jute.OK {
+	if code := t.opts.checkACL(t.acls.get(n.acl), jute.PermRead, tx.Caller); code != jute.OK {
 		return code
 	}
 	if !versionMatches(n.stat.Version, r.Version) {

@@ -104,7 +104,7 @@ func (f *FSM) applyHeld(logs []*raft.Log, es []*Entry, out []interface{}) {
 		out[i] = r
 		f.lastZxid.Store(zxid) // before its events, so no reply after them carries less
 		for _, ev := range events {
-			f.Watches.Trigger(ev.Type, ev.Path, zxid, ev.ACL, mayRead)
+			f.Watches.Trigger(ev.Type, ev.Path, zxid, ev.ACL, f.mayRead)
 		}
 	}
 	f.mu.Unlock()

@@ -108,10 +108,11 @@ func NewFSM(opts datatree.Options) *FSM {
 	return f
 }
 
-// mayRead is the FSM's watch.ReadCheck: may w read a node whose ACL is acl.
-func mayRead(w watch.Watcher, acl []jute.ACL) bool {
+// mayRead is the FSM's watch.ReadCheck: may w read a node whose ACL is acl. It runs
+// under f.mu, in Apply.
+func (f *FSM) mayRead(w watch.Watcher, acl []jute.ACL) bool {
 	c, ok := w.(Caller)
-	return !ok || datatree.Permitted(acl, jute.PermRead, c.Caller())
+	return !ok || f.tree.Permitted(acl, jute.PermRead, c.Caller())
 }
 
 // LastZxid is the zxid of the last applied entry.
