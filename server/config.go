@@ -48,6 +48,10 @@ type Config struct {
 	// serve clients that ask for a read-only session from its own state, as ZooKeeper's
 	// read-only server does (readonly.go). Off, such a member serves nobody.
 	ReadOnlyMode bool
+	// SASL is the DIGEST-MD5 setup (saslauth.go); EnforceAuth refuses requests of
+	// connections that hold no identity of the enforced schemes.
+	SASL        SASLConfig
+	EnforceAuth EnforceAuthConfig
 	// AdminEnabled (admin.enableServer) serves ZooKeeper's AdminServer commands at
 	// AdminHost:AdminPort (admin.serverAddress, admin.serverPort) /commands/<name> as
 	// JSON, and /healthz and /ready. MetricsPort (metricsProvider.httpPort), if not 0,
@@ -131,6 +135,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("superDigest %q is not user:digest", c.SuperDigest)
 	case len(c.Servers) > 0 && (c.ServerID < 1 || c.ServerID > 254):
 		return fmt.Errorf("myid %d must be 1..254 in a cluster", c.ServerID)
+	}
+	if err := c.EnforceAuth.validate(c.SASL.AuthProvider); err != nil {
+		return err
 	}
 	if len(c.Servers) > 0 {
 		found := false

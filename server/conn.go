@@ -14,6 +14,7 @@ import (
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/server/sasl"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -49,6 +50,9 @@ type conn struct {
 	// caller is replaced, never changed in place, when addauth adds an identity, so
 	// readers take it without a lock or a copy.
 	caller atomic.Pointer[datatree.Caller]
+	// saslExchange is the connection's DIGEST-MD5 exchange once a SASL token came
+	// (the processor's alone).
+	saslExchange *sasl.Digest
 
 	recv, sent atomic.Int64
 	started    time.Time
@@ -231,6 +235,9 @@ func (c *conn) processLoop() {
 // process proposes a write (the responder answers it) or answers anything else itself
 // once the writes before it are answered; false means the connection is done.
 func (c *conn) process(p *pending) bool {
+	if !c.enforced(p) {
+		return false
+	}
 	switch p.op {
 	case jute.OpAuth:
 		c.authenticate(p)
@@ -245,7 +252,7 @@ func (c *conn) process(p *pending) bool {
 			p.err = jute.ErrUnimplemented // as a standalone ZooKeeper answers
 		}
 	case jute.OpSASL:
-		p.err = jute.ErrAuthFailed
+		return c.saslToken(p)
 	}
 	if c.readOnly && !p.invalid {
 		c.refuseWrite(p)

@@ -15,6 +15,7 @@ import (
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/persistence"
 	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/server/sasl"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -44,6 +45,8 @@ type Server struct {
 	wg    sync.WaitGroup
 
 	stats stats
+	// saslUsers are the DIGEST-MD5 users of the JAAS file; nil: SASL is off.
+	saslUsers sasl.Users
 }
 
 // New checks cfg; nothing is opened until Start.
@@ -57,13 +60,17 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, conns: map[*conn]struct{}{}, perIP: map[string]int{},
 		sessions: map[int64]*conn{}}
 	s.traceMask.Store(defaultTraceMask)
+	var err error
+	if s.saslUsers, err = loadSASLUsers(&cfg.SASL); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
 // Start opens the store, waits until the node serves, and starts listening.
 func (s *Server) Start() error {
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
-	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes}
+	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, SASL: s.cfg.SASL.AuthProvider}
 	qc.TickTime = s.cfg.TickTime
 	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval
 	qc.SnapshotThreshold = s.cfg.SnapCount

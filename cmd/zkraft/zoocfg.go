@@ -68,6 +68,7 @@ var ignoredKeys = map[string]string{
 	"admin.commandURL":        "zkraft's commands are at /commands",
 	"standaloneEnabled":       "zkraft always runs standalone when no servers are listed",
 	"preAllocSize":            "not needed by zkraft's log",
+	"requireClientAuthScheme": "ZooKeeper 3.8 does not read it either; sessionRequireClientSASLAuth=true requires SASL",
 }
 
 func intKey(set func(*server.Config, int)) func(*server.Config, string) error {
@@ -112,9 +113,19 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 			return warnings, fmt.Errorf("line %d: %q is not key=value", line, s)
 		}
 		key, val := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
-		if set, ok := zooCfgKeys[key]; ok {
+		set, ok := zooCfgKeys[key]
+		if !ok {
+			set, ok = saslKeys[key]
+		}
+		if ok {
 			if err := set(cfg, val); err != nil {
 				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
+			}
+			continue
+		}
+		if handled, warning := prefixedAuthKey(cfg, key, val); handled {
+			if warning != "" {
+				warnings = append(warnings, warning)
 			}
 			continue
 		}
