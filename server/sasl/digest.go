@@ -39,8 +39,9 @@ func failed(format string, args ...any) error {
 }
 
 // Digest is the server side of one DIGEST-MD5 exchange (RFC 2831), as Java's
-// DigestMD5Server runs it for ZooKeeper: the client's first token is empty, the server
-// answers with a challenge, the client's second token is its digest response, the
+// DigestMD5Server runs it for ZooKeeper: the client sends a first token, the server
+// answers with a challenge (the first token is ignored, as Java ignores an initial
+// response), the client's second token is its digest response, the
 // server checks it and answers rspauth; anything after that fails.
 type Digest struct {
 	users Users
@@ -78,11 +79,9 @@ func (d *Digest) Next(token []byte) ([]byte, error) {
 	}
 	switch d.step {
 	case 0:
+		// A client's initial response is ignored: RFC 2831 2.2 lets a server that does
+		// not take subsequent authentication answer with a fresh challenge, as Java does.
 		d.step = 1
-		if len(token) != 0 {
-			d.step = 2
-			return nil, failed("an initial response is not supported")
-		}
 		return []byte(`realm="` + Realm + `",nonce="` + d.nonce + `",charset=utf-8,algorithm=md5-sess`), nil
 	case 1:
 		d.step = 2

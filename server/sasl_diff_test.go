@@ -1,0 +1,235 @@
+package server
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/server/ztest"
+)
+
+// saslJAAS is one JAAS file for the servers (Server) and for Java clients (a section
+// per login).
+const saslJAAS = `/* zkraft SASL tests */
+Server {
+  org.apache.zookeeper.server.auth.DigestLoginModule required
+  user_bob="bob-secret"
+  user_alice="alice-secret";
+};
+Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="bob" password="bob-secret"; };
+ClientAlice { org.apache.zookeeper.server.auth.DigestLoginModule required username="alice" password="alice-secret"; };
+ClientWrong { org.apache.zookeeper.server.auth.DigestLoginModule required username="bob" password="not-it"; };
+`
+
+const saslProvider = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+
+// saslOptions are the same settings for both servers: the JAAS file as a JVM property
+// (zkraft reads it from JVMFLAGS) and the given zoo.cfg keys.
+func saslOptions(t *testing.T, jaas bool, extra map[string]string) ztest.Options {
+	opts := ztest.Options{Logf: t.Logf, ExtraConfig: extra}
+	if jaas {
+		path := filepath.Join(t.TempDir(), "jaas.conf")
+		if err := os.WriteFile(path, []byte(saslJAAS), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		opts.JVMFlags = []string{"-Djava.security.auth.login.config=" + path}
+	}
+	return opts
+}
+
+// bothTranscripts runs scenario against ZooKeeper 3.8 and zkraft started with opts and
+// compares what it printed.
+func bothTranscripts(t *testing.T, opts ztest.Options, scenario func(t *testing.T, addr string) []string) {
+	t.Helper()
+	requireClient(t, "ZooKeeper 3.8", ztest.Available() == nil)
+	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
+		s, err := start(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		return scenario(t, s.Addr)
+	}
+	want, got := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	compareLines(t, want, got)
+	if t.Failed() || testing.Verbose() {
+		t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
+	}
+}
+
+var nonceRE = regexp.MustCompile(`nonce="[^"]+"`)
+
+// saslCall sends a SASL token and describes the reply: its header and token, with the
+// nonce and a correct rspauth named rather than shown.
+func (c *rawClient) saslCall(token []byte, rspauth string) (string, []byte) {
+	c.t.Helper()
+	xid := c.send(jute.OpSASL, &jute.GetSASLRequest{Token: token})
+	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
+	if err != nil {
+		return "no reply: " + closedOrErr(err), nil
+	}
+	d := jute.NewDecoder(b)
+	var h jute.ReplyHeader
+	var r jute.SetSASLResponse
+	h.Decode(d)
+	r.Decode(d)
+	body := "null"
+	switch {
+	case d.Err != nil:
+		body = "none"
+	case r.Token != nil:
+		body = nonceRE.ReplaceAllString(string(r.Token), `nonce="<nonce>"`)
+		if rspauth != "" && string(r.Token) == "rspauth="+rspauth {
+			body = "rspauth=<correct>"
+		}
+	}
+	return fmt.Sprintf("sasl: xid ok=%v err=%d zxid=%d token=%s", h.Xid == xid, h.Err, h.Zxid, body), r.Token
+}
+
+func closedOrErr(err error) string {
+	if errors.Is(err, io.EOF) || strings.Contains(err.Error(), "reset") {
+		return "closed"
+	}
+	return err.Error()
+}
+
+// reply sends a request and describes the reply header, or the closed connection.
+func (c *rawClient) describe(op int32, req jute.Record) string {
+	c.t.Helper()
+	c.send(op, req)
+	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
+	if err != nil {
+		return fmt.Sprintf("op %d: no reply: %s", op, closedOrErr(err))
+	}
+	var h jute.ReplyHeader
+	h.Decode(jute.NewDecoder(b))
+	zxid := "0"
+	if h.Zxid != 0 {
+		zxid = "n"
+	}
+	return fmt.Sprintf("op %d: err=%d zxid=%s", op, h.Err, zxid)
+}
+
+// digestResponse is a DIGEST-MD5 client's answer to challenge (RFC 2831, written out
+// again here so the server is checked against a second implementation) and the
+// rspauth the server must send back.
+func digestResponse(user, password string, challenge []byte) ([]byte, string) {
+	nonce := strings.TrimSuffix(strings.TrimPrefix(regexp.MustCompile(`nonce="[^"]+"`).FindString(string(challenge)), `nonce="`), `"`)
+	h := func(s string) string { sum := md5.Sum([]byte(s)); return hex.EncodeToString(sum[:]) }
+	secret := md5.Sum([]byte(user + ":zk-sasl-md5:" + password))
+	const cnonce, uri = "a-client-nonce", "zookeeper/zk-sasl-md5"
+	ha1 := h(string(secret[:]) + ":" + nonce + ":" + cnonce)
+	kd := func(a2 string) string { return h(ha1 + ":" + nonce + ":00000001:" + cnonce + ":auth:" + h(a2)) }
+	resp := fmt.Sprintf(`charset=utf-8,username="%s",realm="zk-sasl-md5",nonce="%s",nc=00000001,cnonce="%s",digest-uri="%s",maxbuf=65536,response=%s,qop=auth`,
+		user, nonce, cnonce, uri, kd("AUTHENTICATE:"+uri))
+	return []byte(resp), kd(":" + uri)
+}
+
+// saslLogin runs a whole exchange and returns its transcript.
+func (c *rawClient) saslLogin(user, password string) []string {
+	first, challenge := c.saslCall([]byte{}, "")
+	resp, rspauth := digestResponse(user, password, challenge)
+	second, _ := c.saslCall(resp, rspauth)
+	return []string{first, second}
+}
+
+func rawSession(t *testing.T, addr string) *rawClient {
+	c := dial(t, addr)
+	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	c.connect(0, nil)
+	return c
+}
+
+var bobACL = []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "sasl", Id: "bob"}}}
+
+// TestSASLExchangeMatchesZooKeeper drives the SASL packets byte by byte against
+// ZooKeeper 3.8 and zkraft, both with the JAAS file and SASLAuthenticationProvider:
+// the challenge, rspauth, the identity and ACLs it gives, and each failure's code,
+// token and closed connection.
+func TestSASLExchangeMatchesZooKeeper(t *testing.T) {
+	bothTranscripts(t, saslOptions(t, true, map[string]string{"authProvider.1": saslProvider}), func(t *testing.T, addr string) []string {
+		var out []string
+		bob := rawSession(t, addr)
+		out = append(out, bob.describe(jute.OpCreate, &jute.CreateRequest{Path: "/s", Acl: bobACL}))
+		out = append(out, bob.saslLogin("bob", "bob-secret")...)
+		out = append(out, bob.describe(jute.OpCreate, &jute.CreateRequest{Path: "/s", Data: []byte("x"), Acl: bobACL}))
+		out = append(out, bob.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/s"}))
+		out = append(out, bob.describe(jute.OpCreate, &jute.CreateRequest{Path: "/s/auth", Acl: []jute.ACL{{Perms: jute.PermRead, Id: jute.Id{Scheme: "auth"}}}}))
+		var acl jute.GetACLResponse
+		bob.call(jute.OpGetACL, &jute.GetACLRequest{Path: "/s/auth"}, &acl)
+		out = append(out, fmt.Sprintf("auth expands to %v", acl.Acl))
+		out = append(out, bob.describe(jute.OpCreate, &jute.CreateRequest{Path: "/bad", Acl: []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "sasl", Id: "a@b@c"}}}}))
+		s, _ := bob.saslCall([]byte{}, "")
+		out = append(out, "after success: "+s, "then: "+bob.describe(jute.OpExists, &jute.ExistsRequest{Path: "/"}))
+
+		alice := rawSession(t, addr)
+		out = append(out, alice.saslLogin("alice", "alice-secret")...)
+		out = append(out, "alice: "+alice.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/s"}))
+
+		anon := rawSession(t, addr)
+		out = append(out, "anonymous: "+anon.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/s"}))
+
+		for _, bad := range []struct{ name, user, password string }{{"wrong password", "bob", "nope"}, {"unknown user", "eve", "x"}} {
+			c := rawSession(t, addr)
+			out = append(out, append([]string{bad.name}, c.saslLogin(bad.user, bad.password)...)...)
+			out = append(out, "then: "+c.describe(jute.OpExists, &jute.ExistsRequest{Path: "/"}))
+		}
+		c := rawSession(t, addr)
+		s, _ = c.saslCall([]byte("not empty"), "")
+		out = append(out, "initial response: "+s, "then: "+c.describe(jute.OpExists, &jute.ExistsRequest{Path: "/"}))
+		c = rawSession(t, addr)
+		c.saslCall([]byte{}, "")
+		s, _ = c.saslCall([]byte(`username="bob",realm="zk-sasl-md5",nonce="x",nc=00000001,cnonce="y",digest-uri="zookeeper/zk-sasl-md5",response=0,qop=auth`), "")
+		out = append(out, "other nonce: "+s)
+		bob = rawSession(t, addr)
+		bob.saslLogin("bob", "bob-secret")
+		out = append(out, "bob again: "+bob.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/s"}))
+		return out
+	})
+}
+
+// TestSASLRequiredMatchesZooKeeper: with sessionRequireClientSASLAuth, or
+// enforce.auth.enabled with a scheme list, a request of a connection without such an
+// identity is answered SessionClosedRequireSASLAuth (-124) at zxid 0 and the connection
+// closed; a failed SASL exchange gets -124 too. Without a JAAS file a SASL token is
+// answered OK with no token.
+func TestSASLRequiredMatchesZooKeeper(t *testing.T) {
+	t.Run("sessionRequireClientSASLAuth", func(t *testing.T) {
+		bothTranscripts(t, saslOptions(t, true, map[string]string{"authProvider.1": saslProvider, "sessionRequireClientSASLAuth": "true"}), func(t *testing.T, addr string) []string {
+			var out []string
+			c := rawSession(t, addr)
+			out = append(out, "anonymous: "+c.describe(jute.OpExists, &jute.ExistsRequest{Path: "/"}), "then: "+c.describe(jute.OpExists, &jute.ExistsRequest{Path: "/"}))
+			c = rawSession(t, addr)
+			out = append(out, "digest: "+c.describe(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("u:p")}), "then: "+c.describe(jute.OpExists, &jute.ExistsRequest{Path: "/"}))
+			c = rawSession(t, addr)
+			out = append(out, append([]string{"wrong password"}, c.saslLogin("bob", "nope")...)...)
+			c = rawSession(t, addr)
+			out = append(out, c.saslLogin("bob", "bob-secret")...)
+			out = append(out, "bob: "+c.describe(jute.OpExists, &jute.ExistsRequest{Path: "/"}))
+			return out
+		})
+	})
+	t.Run("enforce.auth digest without JAAS", func(t *testing.T) {
+		bothTranscripts(t, saslOptions(t, false, map[string]string{"enforce.auth.enabled": "true", "enforce.auth.schemes": "digest"}), func(t *testing.T, addr string) []string {
+			var out []string
+			c := rawSession(t, addr)
+			s, _ := c.saslCall([]byte{}, "")
+			out = append(out, "sasl without JAAS: "+s)
+			out = append(out, "anonymous: "+c.describe(jute.OpGetChildren, &jute.GetChildrenRequest{Path: "/"}))
+			c = rawSession(t, addr)
+			out = append(out, "ping: "+c.describe(jute.OpPing, nil))
+			c = rawSession(t, addr)
+			out = append(out, "digest: "+c.describe(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("u:p")}), "then: "+c.describe(jute.OpExists, &jute.ExistsRequest{Path: "/"}))
+			return out
+		})
+	})
+}
