@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -50,19 +52,37 @@ func saslOptions(t *testing.T, jaas bool, extra map[string]string) ztest.Options
 // compares what it printed.
 func bothTranscripts(t *testing.T, opts ztest.Options, scenario func(t *testing.T, addr string) []string) {
 	t.Helper()
+	compareScenarios(t, opts, []string{"steps"}, map[string]func(t *testing.T, addr string) []string{"steps": scenario})
+}
+
+// compareScenarios runs the scenarios in order against one ZooKeeper 3.8 server, then
+// against one zkraft server, both started with opts, and compares each one's output.
+func compareScenarios(t *testing.T, opts ztest.Options, order []string, scenarios map[string]func(t *testing.T, addr string) []string) {
+	t.Helper()
 	requireClient(t, "ZooKeeper 3.8", ztest.Available() == nil)
-	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
+	run := func(start func(ztest.Options) (*ztest.Server, error)) map[string][]string {
 		s, err := start(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Stop()
-		return scenario(t, s.Addr)
+		out := map[string][]string{}
+		for _, name := range order {
+			out[name] = scenarios[name](t, s.Addr)
+		}
+		return out
 	}
 	want, got := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
-	compareLines(t, want, got)
-	if t.Failed() || testing.Verbose() {
-		t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
+	for _, name := range order {
+		t.Run(name, func(t *testing.T) {
+			if len(want[name]) < 2 {
+				t.Fatalf("the reference printed too little:\n%s", strings.Join(want[name], "\n"))
+			}
+			compareLines(t, want[name], got[name])
+			if t.Failed() || testing.Verbose() {
+				t.Logf("zookeeper:\n%s", strings.Join(want[name], "\n"))
+			}
+		})
 	}
 }
 
@@ -232,4 +252,51 @@ func TestSASLRequiredMatchesZooKeeper(t *testing.T) {
 			return out
 		})
 	})
+}
+
+// zkCliAs runs a zkCli.sh script logged in through the JAAS file's section.
+func zkCliAs(jaas, section, script string) func(t *testing.T, addr string) []string {
+	return func(t *testing.T, addr string) []string {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, zkCli, "-server", addr)
+		cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Djava.security.auth.login.config="+jaas+" -Dzookeeper.sasl.clientconfig="+section)
+		cmd.Stdin = strings.NewReader(script)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("zkCli as %s: %v\n%s", section, err, out)
+		}
+		// zkCli exits 1 when its last command failed: that is part of the outcome.
+		return append(normalizeCli(string(out)), fmt.Sprintf("exit: %v", err))
+	}
+}
+
+// TestSASLRealClientsMatchZooKeeper: zkCli.sh and Curator/the Java API logged in from a
+// client JAAS file, and kazoo with puresasl, against ZooKeeper 3.8 and zkraft with the
+// same JAAS file and SASLAuthenticationProvider: sasl ACLs authorise their user, another
+// user gets NoAuth, a wrong password gets AuthFailed, and the other clients go on.
+func TestSASLRealClientsMatchZooKeeper(t *testing.T) {
+	_, err := os.Stat(zkCli)
+	requireClient(t, "zkCli.sh", err == nil)
+	requireClient(t, "kazoo and puresasl", exec.Command(systemPy, "-c", "import kazoo, puresasl").Run() == nil)
+	_, err = exec.LookPath("javac")
+	requireClient(t, "javac", err == nil)
+	classes := t.TempDir()
+	run(t, 3*time.Minute, "javac", "-proc:none", "-nowarn", "-cp", javaJarDir+"/*", "-d", classes, "testdata/SaslClients.java")
+	opts := saslOptions(t, true, map[string]string{"authProvider.1": saslProvider})
+	jaas := strings.TrimPrefix(opts.JVMFlags[0], "-Djava.security.auth.login.config=")
+	scenarios := map[string]func(t *testing.T, addr string) []string{
+		"zkCli bob":   zkCliAs(jaas, "Client", "create /s data sasl:bob:cdrwa\ngetAcl /s\nget /s\ncreate /s/c x auth::cdrwa\ngetAcl /s/c\nls /s\nwhoami\nquit\n"),
+		"zkCli alice": zkCliAs(jaas, "ClientAlice", "get /s\nls /s\nwhoami\nset /s y\nquit\n"),
+		"zkCli wrong": zkCliAs(jaas, "ClientWrong", "ls /\nquit\n"),
+		"kazoo": func(t *testing.T, addr string) []string {
+			return strings.Split(strings.TrimSpace(run(t, time.Minute, systemPy, "testdata/kazoo_sasl.py", addr)), "\n")
+		},
+		"java": func(t *testing.T, addr string) []string {
+			out := run(t, time.Minute, "java", "-Djava.security.auth.login.config="+jaas, "-cp", classes+":"+javaJarDir+"/*", "SaslClients", addr)
+			return normalizeCli(out)
+		},
+	}
+	compareScenarios(t, opts, []string{"zkCli bob", "zkCli alice", "zkCli wrong", "kazoo", "java"}, scenarios)
 }
