@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/zkraft/zkraft/datatree"
 )
@@ -39,14 +38,14 @@ func failed(format string, args ...any) error {
 }
 
 // Digest is the server side of one DIGEST-MD5 exchange (RFC 2831), as Java's
-// DigestMD5Server runs it for ZooKeeper: the client sends a first token, the server
-// answers with a challenge (the first token is ignored, as Java ignores an initial
-// response), the client's second token is its digest response, the
-// server checks it and answers rspauth; anything after that fails.
+// DigestMD5Server runs it for ZooKeeper: the client's first token (empty, or an initial
+// response Java ignores) is answered with a challenge, its second token is the digest
+// response, which the server checks and answers with rspauth; any token after that, or
+// after a failure, fails.
 type Digest struct {
 	users Users
 	nonce string
-	step  int // 0: expects the empty token; 1: expects the response; 2: done or failed
+	step  int // 0: expects the first token; 1: expects the response; 2: done or failed
 	done  bool
 	authz string
 }
@@ -96,41 +95,63 @@ func (d *Digest) Next(token []byte) ([]byte, error) {
 
 // verify checks a digest response in the order Java does and returns rspauth.
 func (d *Digest) verify(dir directives) ([]byte, error) {
+	k, got, err := d.readResponse(dir)
+	if err != nil {
+		return nil, err
+	}
+	password, ok := d.users[k.user]
+	if !ok {
+		return nil, failed("cannot acquire password for %s in realm %s", k.user, k.realm)
+	}
+	k.password = password
+	if !bytes.Equal(got, k.value("AUTHENTICATE")) {
+		return nil, failed("mismatched response for %s", k.user)
+	}
+	if !datatree.ValidSASLID(k.user) {
+		return nil, fmt.Errorf("%w: %q is not a valid Kerberos name", ErrAbort, k.user)
+	}
+	d.done, d.authz = true, k.user
+	return append([]byte("rspauth="), k.value("")...), nil
+}
+
+// readResponse checks the directives of a digest response (all but the password) and
+// returns the hash inputs they give and the client's response value.
+func (d *Digest) readResponse(dir directives) (k keys, response []byte, err error) {
 	if cs, ok := dir["charset"]; ok && string(cs) != "utf-8" {
-		return nil, failed("incompatible charset value %q", cs)
+		return k, nil, failed("incompatible charset value %q", cs)
 	}
 	if mb, ok := dir["maxbuf"]; ok {
 		if _, ok := javaInt(string(mb), 10); !ok {
-			return nil, fmt.Errorf("%w: maxbuf %q is not a number", ErrAbort, mb)
+			return k, nil, fmt.Errorf("%w: maxbuf %q is not a number", ErrAbort, mb)
 		}
 	}
 	user, ok := dir["username"]
 	if !ok {
-		return nil, failed("missing username")
+		return k, nil, failed("missing username")
 	}
 	username := javaString(user)
 	realm := javaString(dir["realm"])
 	if realm != Realm {
-		return nil, failed("nonexistent realm %q", realm)
+		return k, nil, failed("nonexistent realm %q", realm)
 	}
 	nonce, ok := dir["nonce"]
 	if !ok {
-		return nil, failed("missing nonce")
+		return k, nil, failed("missing nonce")
 	}
 	if string(nonce) != d.nonce {
-		return nil, failed("mismatched nonce")
+		return k, nil, failed("mismatched nonce")
 	}
 	cnonce, ok := dir["cnonce"]
 	if !ok {
-		return nil, failed("missing cnonce")
+		return k, nil, failed("missing cnonce")
 	}
 	if nc, ok := dir["nc"]; ok {
 		n, ok := javaInt(string(nc), 16)
 		if !ok {
-			return nil, fmt.Errorf("%w: nonce count %q is not a number", ErrAbort, nc)
+			return k, nil, fmt.Errorf("%w: nonce count %q is not a number", ErrAbort, nc)
 		}
 		if n != 1 {
-			return nil, failed("nonce count does not match: %q", nc)
+			return k, nil, failed("nonce count does not match: %q", nc)
 		}
 	}
 	qop := "auth"
@@ -140,35 +161,21 @@ func (d *Digest) verify(dir directives) ([]byte, error) {
 	switch qop {
 	case "auth":
 	case "auth-int", "auth-conf":
-		return nil, failed("server does not support qop %s", qop)
+		return k, nil, failed("server does not support qop %s", qop)
 	default:
-		return nil, failed("invalid qop %q", qop)
+		return k, nil, failed("invalid qop %q", qop)
 	}
 	uri, ok := dir["digest-uri"]
 	if !ok || !strings.EqualFold(javaString(uri), DigestURI) {
-		return nil, failed("mismatched URI %q, expecting %s", uri, DigestURI)
+		return k, nil, failed("mismatched URI %q, expecting %s", uri, DigestURI)
 	}
-	got, ok := dir["response"]
+	response, ok = dir["response"]
 	if !ok {
-		return nil, failed("missing response")
+		return k, nil, failed("missing response")
 	}
-	authzid, hasAuthzid := dir["authzid"]
-	if !hasAuthzid {
-		authzid = nil
-	}
-	password, ok := d.users[username]
-	if !ok {
-		return nil, failed("cannot acquire password for %s in realm %s", username, realm)
-	}
-	k := keys{user: username, realm: realm, password: password, nonce: nonce, cnonce: cnonce, authzid: authzid, qop: qop, uri: uri}
-	if !bytes.Equal(got, k.value("AUTHENTICATE")) {
-		return nil, failed("mismatched response for %s", username)
-	}
-	if !datatree.ValidSASLID(username) {
-		return nil, fmt.Errorf("%w: %q is not a valid Kerberos name", ErrAbort, username)
-	}
-	d.done, d.authz = true, username
-	return append([]byte("rspauth="), k.value("")...), nil
+	// An authzid (absent: nil) only enters A1: ZooKeeper authorizes the user name.
+	k = keys{user: username, realm: realm, nonce: nonce, cnonce: cnonce, authzid: dir["authzid"], qop: qop, uri: uri}
+	return k, response, nil
 }
 
 // keys are the inputs of a response value (RFC 2831 2.1.2.1).
@@ -225,7 +232,7 @@ func javaInt(s string, radix int) (int64, bool) {
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg, s = s[0] == '-', s[1:]
 	}
-	if s == "" || !utf8.ValidString(s) {
+	if s == "" {
 		return 0, false
 	}
 	var v int64
