@@ -308,3 +308,30 @@ func TestSASLRealClientsMatchZooKeeper(t *testing.T) {
 	}
 	compareScenarios(t, opts, []string{"zkCli bob", "zkCli alice", "zkCli wrong", "kazoo", "java"}, scenarios)
 }
+
+// TestSASLOnAZkraftClusterFollower: a SASL identity made on a follower travels with its
+// writes to the leader and is checked the same on every member: kazoo's steps through a
+// follower of a 3-member zkraft cluster print what they print on ZooKeeper 3.8.
+func TestSASLOnAZkraftClusterFollower(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8, kazoo and puresasl", ztest.Available() == nil && exec.Command(systemPy, "-c", "import kazoo, puresasl").Run() == nil)
+	opts := saslOptions(t, true, map[string]string{"authProvider.1": saslProvider})
+	kazoo := func(addr string) []string {
+		return strings.Split(strings.TrimSpace(run(t, time.Minute, systemPy, "testdata/kazoo_sasl.py", addr)), "\n")
+	}
+	zk, err := ztest.StartZooKeeper(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kazoo(zk.Addr)
+	zk.Stop()
+	c, err := ztest.StartZkraftCluster(3, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	leader := c.Leader()
+	if leader < 0 {
+		t.Fatal("no leader")
+	}
+	compareLines(t, want, kazoo(c.Members[(leader+1)%3].Addr))
+}
