@@ -229,7 +229,7 @@ func TestSASLExchangeMatchesZooKeeper(t *testing.T) {
 // enforce.auth.enabled with a scheme list, a request of a connection without such an
 // identity is answered SessionClosedRequireSASLAuth (-124) at zxid 0 and the connection
 // closed; a failed SASL exchange gets -124 too. Without a JAAS file a SASL token is
-// answered OK with no token.
+// answered OK with no token; without SASLAuthenticationProvider, sasl ACLs are invalid.
 func TestSASLRequiredMatchesZooKeeper(t *testing.T) {
 	t.Run("sessionRequireClientSASLAuth", func(t *testing.T) {
 		bothTranscripts(t, saslOptions(t, true, map[string]string{"authProvider.1": saslProvider, "sessionRequireClientSASLAuth": "true"}), func(t *testing.T, addr string) []string {
@@ -243,6 +243,18 @@ func TestSASLRequiredMatchesZooKeeper(t *testing.T) {
 			c = rawSession(t, addr)
 			out = append(out, c.saslLogin("bob", "bob-secret")...)
 			out = append(out, "bob: "+c.describe(jute.OpExists, &jute.ExistsRequest{Path: "/"}))
+			return out
+		})
+	})
+	t.Run("JAAS without SASLAuthenticationProvider", func(t *testing.T) {
+		bothTranscripts(t, saslOptions(t, true, nil), func(t *testing.T, addr string) []string {
+			c := rawSession(t, addr)
+			out := c.saslLogin("bob", "bob-secret")
+			var who jute.WhoAmIResponse
+			c.call(jute.OpWhoAmI, nil, &who)
+			out = append(out, fmt.Sprintf("whoami: %v", who.ClientInfo))
+			out = append(out, "sasl acl: "+c.describe(jute.OpCreate, &jute.CreateRequest{Path: "/s", Acl: bobACL}))
+			out = append(out, "auth acl: "+c.describe(jute.OpCreate, &jute.CreateRequest{Path: "/s", Acl: []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "auth"}}}}))
 			return out
 		})
 	})
