@@ -25,7 +25,8 @@ const saslJAAS = `/* zkraft SASL tests */
 Server {
   org.apache.zookeeper.server.auth.DigestLoginModule required
   user_bob="bob-secret"
-  user_alice="alice-secret";
+  user_alice="alice-secret"
+  user_super="super-secret";
 };
 Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="bob" password="bob-secret"; };
 ClientAlice { org.apache.zookeeper.server.auth.DigestLoginModule required username="alice" password="alice-secret"; };
@@ -195,6 +196,11 @@ func TestSASLExchangeMatchesZooKeeper(t *testing.T) {
 		out = append(out, alice.saslLogin("alice", "alice-secret")...)
 		out = append(out, "alice: "+alice.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/s"}))
 
+		// SASLAuthenticationProvider lets a user named super match every sasl entry.
+		su := rawSession(t, addr)
+		su.saslLogin("super", "super-secret")
+		out = append(out, "super: "+su.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/s"}))
+
 		anon := rawSession(t, addr)
 		out = append(out, "anonymous: "+anon.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/s"}))
 
@@ -225,12 +231,12 @@ func TestSASLExchangeMatchesZooKeeper(t *testing.T) {
 	})
 }
 
-// TestSASLRequiredMatchesZooKeeper: with sessionRequireClientSASLAuth, or
+// TestSASLSettingsMatchZooKeeper: with sessionRequireClientSASLAuth, or
 // enforce.auth.enabled with a scheme list, a request of a connection without such an
 // identity is answered SessionClosedRequireSASLAuth (-124) at zxid 0 and the connection
 // closed; a failed SASL exchange gets -124 too. Without a JAAS file a SASL token is
 // answered OK with no token; without SASLAuthenticationProvider, sasl ACLs are invalid.
-func TestSASLRequiredMatchesZooKeeper(t *testing.T) {
+func TestSASLSettingsMatchZooKeeper(t *testing.T) {
 	t.Run("sessionRequireClientSASLAuth", func(t *testing.T) {
 		bothTranscripts(t, saslOptions(t, true, map[string]string{"authProvider.1": saslProvider, "sessionRequireClientSASLAuth": "true"}), func(t *testing.T, addr string) []string {
 			var out []string
