@@ -216,6 +216,11 @@ func TestSASLExchangeMatchesZooKeeper(t *testing.T) {
 		c.saslCall([]byte{}, "")
 		s, _ = c.saslCall([]byte(`username="bob",realm="zk-sasl-md5",nonce="x",nc=00000001,cnonce="y",digest-uri="zookeeper/zk-sasl-md5",response=0,qop=auth`), "")
 		out = append(out, "other nonce: "+s)
+		c = rawSession(t, addr)
+		_, challenge := c.saslCall([]byte{}, "")
+		resp, _ := digestResponse("bob", "bob-secret", challenge)
+		s, _ = c.saslCall([]byte(strings.Replace(string(resp), "maxbuf=65536", "maxbuf=lots", 1)), "")
+		out = append(out, "maxbuf not a number: "+s)
 		// A GSSAPI client's tokens (ASN.1, Kerberos AP-REQ): the first is ignored as any
 		// initial response, the second is no digest response.
 		c = rawSession(t, addr)
