@@ -13,12 +13,12 @@ import (
 // (a JVM property only, for ZooKeeper) is also a zoo.cfg key of zkraft's.
 var saslKeys = map[string]func(c *server.Config, v string) error{
 	"java.security.auth.login.config": func(c *server.Config, v string) error { c.SASL.JAASFile = v; return nil },
-	"zookeeper.sasl.serverconfig":     func(c *server.Config, v string) error { c.SASL.Section = v; return nil },
 }
 
 func init() {
 	both := map[string]func(c *server.Config, v string) error{
-		"superUser": func(c *server.Config, v string) error { c.SASL.SuperUsers = append(c.SASL.SuperUsers, v); return nil },
+		"sasl.serverconfig": func(c *server.Config, v string) error { c.SASL.Section = v; return nil },
+		"superUser":         func(c *server.Config, v string) error { c.SASL.SuperUsers = append(c.SASL.SuperUsers, v); return nil },
 		"SASLAuthenticationProvider.superPassword": func(c *server.Config, v string) error { c.SASL.SuperPassword = v; return nil },
 		"allowSaslFailedClients":                   boolKey(func(c *server.Config, b bool) { c.SASL.AllowFailedClients = b }),
 		"sessionRequireClientSASLAuth":             boolKey(func(c *server.Config, b bool) { c.EnforceAuth.RequireClientSASLAuth = b }),
