@@ -269,6 +269,22 @@ func TestSASLSettingsMatchZooKeeper(t *testing.T) {
 			return out
 		})
 	})
+	t.Run("zookeeper.superUser", func(t *testing.T) {
+		opts := saslOptions(t, true, map[string]string{"authProvider.1": saslProvider})
+		opts.JVMFlags = append(opts.JVMFlags, "-Dzookeeper.superUser=alice")
+		bothTranscripts(t, opts, func(t *testing.T, addr string) []string {
+			bob := rawSession(t, addr)
+			out := bob.saslLogin("bob", "bob-secret")
+			out = append(out, "bob create: "+bob.describe(jute.OpCreate, &jute.CreateRequest{Path: "/s", Acl: bobACL}))
+			alice := rawSession(t, addr)
+			out = append(out, alice.saslLogin("alice", "alice-secret")...)
+			var who jute.WhoAmIResponse
+			alice.call(jute.OpWhoAmI, nil, &who)
+			out = append(out, fmt.Sprintf("alice whoami: %v", who.ClientInfo))
+			out = append(out, "alice set: "+alice.describe(jute.OpSetData, &jute.SetDataRequest{Path: "/s", Version: -1}))
+			return out
+		})
+	})
 	t.Run("enforce.auth digest without JAAS", func(t *testing.T) {
 		bothTranscripts(t, saslOptions(t, false, map[string]string{"enforce.auth.enabled": "true", "enforce.auth.schemes": "digest"}), func(t *testing.T, addr string) []string {
 			var out []string
