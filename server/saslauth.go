@@ -22,7 +22,7 @@ type SASLConfig struct {
 	AuthProvider bool
 	// SuperUsers (zookeeper.superUser, zookeeper.superUser.*) become super when they
 	// authenticate; SuperPassword (zookeeper.SASLAuthenticationProvider.superPassword)
-	// is the password of a user named "super" if set.
+	// replaces the password of the JAAS file's user named "super", if it has one.
 	SuperUsers    []string
 	SuperPassword string
 	// AllowFailedClients (zookeeper.allowSaslFailedClients) keeps the connection of a
@@ -85,7 +85,9 @@ func loadSASLUsers(c *SASLConfig) (sasl.Users, error) {
 	if err != nil || !found {
 		return nil, err
 	}
-	if c.SuperPassword != "" {
+	if _, ok := users["super"]; ok && c.SuperPassword != "" {
+		// ZooKeeper's callback handler looks the name up in the JAAS users first, so the
+		// property replaces the password of a user_super entry and adds no user.
 		users["super"] = c.SuperPassword
 	}
 	return users, nil

@@ -59,7 +59,7 @@ func TestSASLStartupErrors(t *testing.T) {
 // out: zookeeper.superUser, the super password, allowSaslFailedClients, and sasl ACLs
 // without SASLAuthenticationProvider.
 func TestSASLSuperUsersAndFailedClients(t *testing.T) {
-	jaas := writeJAAS(t, `Server { org.apache.zookeeper.server.auth.DigestLoginModule required user_bob="b" user_root="r"; };`)
+	jaas := writeJAAS(t, `Server { org.apache.zookeeper.server.auth.DigestLoginModule required user_bob="b" user_root="r" user_super="replaced"; };`)
 	s := startServer(t, func(c *Config) {
 		c.SASL = SASLConfig{JAASFile: jaas, AuthProvider: true, SuperUsers: []string{"root"}, SuperPassword: "su", AllowFailedClients: true}
 	})
@@ -78,6 +78,10 @@ func TestSASLSuperUsersAndFailedClients(t *testing.T) {
 			t.Errorf("%s: getData of bob's node: %d, want OK", u.user, h.Err)
 		}
 	}
+	old := rawSession(t, addr)
+	if out := old.saslLogin("super", "replaced"); !strings.Contains(out[1], "token=null") {
+		t.Errorf("super with the JAAS password the superPassword replaced: %q, want a failure (no rspauth)", out[1])
+	}
 	root := rawSession(t, addr)
 	root.saslLogin("root", "r")
 	if h := root.call(jute.OpCreate, &jute.CreateRequest{Path: "/b/x", Acl: openACL}, nil); h.Err != 0 {
@@ -95,7 +99,11 @@ func TestSASLSuperUsersAndFailedClients(t *testing.T) {
 		t.Errorf("a failed client got bob's node: %d", h.Err)
 	}
 
-	plain := startServer(t, func(c *Config) { c.SASL = SASLConfig{JAASFile: jaas} })
+	noSuper := writeJAAS(t, `Server { org.apache.zookeeper.server.auth.DigestLoginModule required user_bob="b"; };`)
+	plain := startServer(t, func(c *Config) { c.SASL = SASLConfig{JAASFile: noSuper, SuperPassword: "su"} })
+	if out := rawSession(t, plain.Addr().String()).saslLogin("super", "su"); !strings.Contains(out[1], "err=-115") {
+		t.Errorf("superPassword without a user_super entry: %q, want AuthFailed", out[1])
+	}
 	c := rawSession(t, plain.Addr().String())
 	c.saslLogin("bob", "b")
 	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/b", Acl: bobACL}, nil); jute.Code(h.Err) != jute.ErrInvalidACL {
