@@ -269,9 +269,9 @@ func TestSASLSettingsMatchZooKeeper(t *testing.T) {
 			return out
 		})
 	})
-	t.Run("zookeeper.superUser", func(t *testing.T) {
+	t.Run("zookeeper.superUser and superPassword", func(t *testing.T) {
 		opts := saslOptions(t, true, map[string]string{"authProvider.1": saslProvider})
-		opts.JVMFlags = append(opts.JVMFlags, "-Dzookeeper.superUser=alice")
+		opts.JVMFlags = append(opts.JVMFlags, "-Dzookeeper.superUser=alice", "-Dzookeeper.SASLAuthenticationProvider.superPassword=su")
 		bothTranscripts(t, opts, func(t *testing.T, addr string) []string {
 			bob := rawSession(t, addr)
 			out := bob.saslLogin("bob", "bob-secret")
@@ -282,6 +282,8 @@ func TestSASLSettingsMatchZooKeeper(t *testing.T) {
 			alice.call(jute.OpWhoAmI, nil, &who)
 			out = append(out, fmt.Sprintf("alice whoami: %v", who.ClientInfo))
 			out = append(out, "alice set: "+alice.describe(jute.OpSetData, &jute.SetDataRequest{Path: "/s", Version: -1}))
+			out = append(out, append([]string{"super, JAAS password"}, rawSession(t, addr).saslLogin("super", "super-secret")...)...)
+			out = append(out, append([]string{"super, superPassword"}, rawSession(t, addr).saslLogin("super", "su")...)...)
 			return out
 		})
 	})
