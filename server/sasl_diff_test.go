@@ -287,6 +287,19 @@ func TestSASLSettingsMatchZooKeeper(t *testing.T) {
 			return out
 		})
 	})
+	t.Run("allowSaslFailedClients", func(t *testing.T) {
+		opts := saslOptions(t, true, map[string]string{"authProvider.1": saslProvider})
+		opts.JVMFlags = append(opts.JVMFlags, "-Dzookeeper.allowSaslFailedClients=true")
+		bothTranscripts(t, opts, func(t *testing.T, addr string) []string {
+			c := rawSession(t, addr)
+			out := append([]string{"wrong password"}, c.saslLogin("bob", "nope")...)
+			var who jute.WhoAmIResponse
+			c.call(jute.OpWhoAmI, nil, &who)
+			out = append(out, fmt.Sprintf("then whoami: %v", who.ClientInfo))
+			s, _ := c.saslCall([]byte{}, "")
+			return append(out, "another token: "+s)
+		})
+	})
 	t.Run("enforce.auth digest without JAAS", func(t *testing.T) {
 		bothTranscripts(t, saslOptions(t, false, map[string]string{"enforce.auth.enabled": "true", "enforce.auth.schemes": "digest"}), func(t *testing.T, addr string) []string {
 			var out []string
