@@ -29,13 +29,34 @@ var providers = map[string]provider{
 	"ip":     {authenticated: false, valid: ipValid, matches: ipMatches},
 }
 
+// saslProvider is ZooKeeper's SASLAuthenticationProvider, registered only by an
+// authProvider.N key (Options.SASL): a user named "super" matches every sasl ACL.
+var saslProvider = provider{authenticated: true, valid: ValidSASLID,
+	matches: func(id, e string) bool { return id == "super" || id == e }}
+
 // provider is the scheme's provider if this tree has it registered.
 func (o Options) provider(scheme string) (provider, bool) {
-	if scheme == "x509" {
+	switch scheme {
+	case "x509":
 		return x509Provider, o.X509
+	case "sasl":
+		if o.SASL {
+			return saslProvider, true
+		}
 	}
 	p, ok := providers[scheme]
 	return p, ok
+}
+
+// ValidSASLID is ZooKeeper's KerberosName rule, which SASLAuthenticationProvider
+// takes for sasl ACL ids and its SASL server for authenticated names: a name with an
+// '@' must be primary[/instance]@realm, with no other '/' or '@'.
+func ValidSASLID(name string) bool {
+	primary, realm, found := strings.Cut(name, "@")
+	if !found {
+		return true
+	}
+	return !strings.ContainsAny(realm, "/@") && strings.Count(primary, "/") <= 1
 }
 
 // DigestID is DigestAuthenticationProvider.generateDigest: the user part (before the

@@ -140,3 +140,49 @@ func TestRedactACL(t *testing.T) {
 		t.Fatal(out)
 	}
 }
+
+// TestSASLProvider checks the sasl scheme with and without ZooKeeper's
+// SASLAuthenticationProvider registered (authProvider.N).
+func TestSASLProvider(t *testing.T) {
+	bob := Caller{Ids: []jute.Id{{Scheme: "ip", Id: "127.0.0.1"}, {Scheme: "sasl", Id: "bob"}}}
+	superUser := Caller{Ids: []jute.Id{{Scheme: "sasl", Id: "super"}}}
+	on, off := &Options{SASL: true}, &Options{}
+	fixups := []struct {
+		name string
+		opts *Options
+		acl  []jute.ACL
+		want []jute.ACL
+		code jute.Code
+	}{
+		{"no provider: invalid", off, aclOf(31, "sasl", "bob"), nil, jute.ErrInvalidACL},
+		{"provider: valid", on, aclOf(31, "sasl", "bob"), aclOf(31, "sasl", "bob"), jute.OK},
+		{"kerberos form", on, aclOf(31, "sasl", "zk/host@EXAMPLE.COM"), aclOf(31, "sasl", "zk/host@EXAMPLE.COM"), jute.OK},
+		{"two realms", on, aclOf(31, "sasl", "a@b@c"), nil, jute.ErrInvalidACL},
+		{"two instances", on, aclOf(31, "sasl", "a/b/c@R"), nil, jute.ErrInvalidACL},
+		{"auth expands sasl", on, aclOf(31, "auth", ""), aclOf(31, "sasl", "bob"), jute.OK},
+		{"auth without provider", off, aclOf(31, "auth", ""), nil, jute.ErrInvalidACL},
+	}
+	for _, c := range fixups {
+		got, code := c.opts.fixupACL(c.acl, bob)
+		if code != c.code || len(got) != len(c.want) || (len(got) > 0 && got[0] != c.want[0]) {
+			t.Errorf("fixup %s: %v %v, want %v %v", c.name, got, code, c.want, c.code)
+		}
+	}
+	checks := []struct {
+		name   string
+		opts   *Options
+		acl    []jute.ACL
+		caller Caller
+		want   jute.Code
+	}{
+		{"match", on, aclOf(jute.PermRead, "sasl", "bob"), bob, jute.OK},
+		{"other user", on, aclOf(jute.PermRead, "sasl", "alice"), bob, jute.ErrNoAuth},
+		{"no provider matches nobody", off, aclOf(jute.PermRead, "sasl", "bob"), bob, jute.ErrNoAuth},
+		{"a user named super matches any", on, aclOf(jute.PermRead, "sasl", "alice"), superUser, jute.OK},
+	}
+	for _, c := range checks {
+		if got := c.opts.checkACL(c.acl, jute.PermRead, c.caller); got != c.want {
+			t.Errorf("check %s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -27,6 +27,10 @@ type Options struct {
 	// ZooKeeper does when it has a secure client port or port unification: without it
 	// an x509 ACL is invalid and never matches. Every member must agree on it.
 	X509 bool
+	// SASL registers ZooKeeper's SASLAuthenticationProvider, as an authProvider.N key
+	// naming it does. Without it, as in ZooKeeper, a sasl ACL is InvalidACL and a sasl
+	// entry of an existing ACL matches nobody, whatever ids a connection holds.
+	SASL bool
 }
 
 // Event is what a change does, for the watch layer; the tree fires nothing itself.

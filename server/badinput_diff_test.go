@@ -102,6 +102,9 @@ func TestBadInputAgainstZooKeeper(t *testing.T) {
 			&jute.CreateRequest{Path: "/a/../b", Acl: []jute.ACL{{Perms: 31, Id: jute.Id{Scheme: "world", Id: "anyone"}}}})},
 		{"removeWatches of an unknown watcher type", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpRemoveWatches}, &jute.RemoveWatchesRequest{Path: "/", Type: 9})},
 		{"checkWatches of watcher type 0", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpCheckWatches}, &jute.CheckWatchesRequest{Path: "/", Type: 0})},
+		{"sasl with a null token", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpSASL}, &jute.GetSASLRequest{})},
+		{"truncated sasl token", true, append(frame(&jute.RequestHeader{Xid: 1, Type: jute.OpSASL})[:0:0],
+			0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 102, 0, 0, 0, 9)},
 		{"request before connect", false, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/"})},
 	}
 	run := func(name string, start func(ztest.Options) (*ztest.Server, error)) []string {

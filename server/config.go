@@ -57,6 +57,10 @@ type Config struct {
 	// serve clients that ask for a read-only session from its own state, as ZooKeeper's
 	// read-only server does (readonly.go). Off, such a member serves nobody.
 	ReadOnlyMode bool
+	// SASL is the DIGEST-MD5 setup (saslauth.go); EnforceAuth refuses requests of
+	// connections that hold no identity of the enforced schemes.
+	SASL        SASLConfig
+	EnforceAuth EnforceAuthConfig
 	// AdminEnabled (admin.enableServer) serves ZooKeeper's AdminServer commands at
 	// AdminHost:AdminPort (admin.serverAddress, admin.serverPort) /commands/<name> as
 	// JSON, and /healthz and /ready. MetricsPort (metricsProvider.httpPort), if not 0,
@@ -185,6 +189,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.tlsSource(nil); err != nil {
 		return fmt.Errorf("ssl: %w", err)
+	}
+	if err := c.EnforceAuth.validate(c.SASL.AuthProvider); err != nil {
+		return err
 	}
 	if len(c.Servers) > 0 {
 		// As ZooKeeper, a standalone server ignores sslQuorum.

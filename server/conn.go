@@ -14,6 +14,7 @@ import (
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/server/sasl"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -52,6 +53,9 @@ type conn struct {
 	// caller is replaced, never changed in place, when addauth adds an identity, so
 	// readers take it without a lock or a copy.
 	caller atomic.Pointer[datatree.Caller]
+	// saslExchange is the connection's DIGEST-MD5 exchange once a SASL token came
+	// (the processor's alone).
+	saslExchange *sasl.Digest
 
 	recv, sent atomic.Int64
 	started    time.Time
@@ -247,6 +251,14 @@ func (c *conn) processLoop() {
 // process proposes a write (the responder answers it) or answers anything else itself
 // once the writes before it are answered; false means the connection is done.
 func (c *conn) process(p *pending) bool {
+	if !c.enforced(p) {
+		return false
+	}
+	if p.op == jute.OpSASL {
+		// ZooKeeper runs SASL on the connection, outside its request pipeline and
+		// throttle (saslauth.go).
+		return c.saslToken(p)
+	}
 	if !c.admit(p) {
 		c.close(closedStaleRequest)
 		return false
@@ -302,7 +314,7 @@ func (c *conn) process(p *pending) bool {
 }
 
 // prepare does what an op needs before it is proposed or read: addauth changes the
-// caller, closeSession marks the connection, reconfig and sasl may be refused.
+// caller, closeSession marks the connection, reconfig may be refused.
 func (c *conn) prepare(p *pending) {
 	switch p.op {
 	case jute.OpAuth:
@@ -317,8 +329,6 @@ func (c *conn) prepare(p *pending) {
 		case !c.srv.node.IsClustered():
 			p.err = jute.ErrUnimplemented // as a standalone ZooKeeper answers
 		}
-	case jute.OpSASL:
-		p.err = jute.ErrAuthFailed
 	}
 }
 

@@ -264,6 +264,9 @@ func (c *conn) whoAmI() []jute.ClientInfo {
 				user = user[:i]
 			}
 		}
+		if id.Scheme == "sasl" && !c.srv.cfg.SASL.AuthProvider {
+			user = "" // ZooKeeper names the user through the scheme's provider, if any
+		}
 		out = append(out, jute.ClientInfo{AuthScheme: id.Scheme, User: user})
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/persistence"
 	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/server/sasl"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -51,6 +52,8 @@ type Server struct {
 	memCap   memCap
 
 	adminSnap adminSnapshot // the snapshot admin command's rate limit
+	// saslUsers are the DIGEST-MD5 users of the JAAS file; nil: SASL is off.
+	saslUsers sasl.Users
 }
 
 // New checks cfg; nothing is opened until Start.
@@ -65,13 +68,18 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		sessions: map[int64]*conn{}, throttle: newThrottle(cfg.Throttle)}
 	s.traceMask.Store(defaultTraceMask)
 	s.memCap.limit = cfg.TreeMemoryLimit
+	var err error
+	if s.saslUsers, err = loadSASLUsers(&cfg.SASL); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
 // Start opens the store, waits until the node serves, and starts listening.
 func (s *Server) Start() error {
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
-	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered()}
+	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered(),
+		SASL: s.cfg.SASL.AuthProvider}
 	if src, err := s.cfg.tlsSource(func(err error) {
 		s.log.Error("ssl: a changed store did not load; the previous one stays in use", "err", err)
 	}); err != nil {

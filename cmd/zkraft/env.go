@@ -51,7 +51,7 @@ func jvmFlagsConfig(getenv func(string) string) (text string, warnings []string)
 				continue
 			}
 			name, value, _ := strings.Cut(prop, "=")
-			if !systemProperties[name] && !strings.HasPrefix(name, "zookeeper.ssl.quorum.") && !tlsSystemProperty(name) {
+			if !systemProperties[name] && !strings.HasPrefix(name, "zookeeper.ssl.quorum.") && !tlsSystemProperty(name) && !isSASLProperty(name) {
 				warnings = append(warnings, fmt.Sprintf("%s: -D%s is not a system property zkraft reads and is ignored", env, name))
 				continue
 			}

@@ -188,3 +188,45 @@ func TestExistsACLCheckSettings(t *testing.T) {
 		t.Fatal("--exists-acl-check=false ignored")
 	}
 }
+
+// The SASL keys come as -D properties (ZooKeeper's names), as zoo.cfg keys with or
+// without "zookeeper.", by prefix (authProvider.N, zookeeper.superUser.N), or --jaas-config.
+func TestSASLSettings(t *testing.T) {
+	load := func(env map[string]string, configPath string, args ...string) (server.Config, []string) {
+		t.Helper()
+		var flags server.Config
+		cmd := newStartCommand()
+		if err := cmd.Flags().Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		flags.SASL.JAASFile, _ = cmd.Flags().GetString("jaas-config")
+		cfg, warnings, err := loadConfig(cmd, configPath, envOf(env), &flags, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg, warnings
+	}
+	cfg, warnings := load(map[string]string{
+		"SERVER_JVMFLAGS": "-Djava.security.auth.login.config=/etc/zk/jaas.conf -Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+		"JVMFLAGS":        "-Dzookeeper.sasl.serverconfig=ZkServer -Dzookeeper.superUser=admin -Dzookeeper.superUser.2=root -Dzookeeper.sessionRequireClientSASLAuth=true -DsessionRequireClientSASLAuth=false",
+	}, "")
+	if cfg.SASL.JAASFile != "/etc/zk/jaas.conf" || cfg.SASL.Section != "ZkServer" || !cfg.SASL.AuthProvider ||
+		strings.Join(cfg.SASL.SuperUsers, ",") != "admin,root" || !cfg.EnforceAuth.RequireClientSASLAuth {
+		t.Fatalf("from JVMFLAGS: %+v %+v", cfg.SASL, cfg.EnforceAuth)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "-DsessionRequireClientSASLAuth") {
+		t.Fatalf("warnings %q: want one, for the property ZooKeeper does not read", warnings)
+	}
+	path := filepath.Join(t.TempDir(), "zoo.cfg")
+	os.WriteFile(path, []byte("authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"+
+		"authProvider.2=com.example.Custom\nenforce.auth.enabled=true\nenforce.auth.schemes=sasl, digest\n"+
+		"zookeeper.allowSaslFailedClients=true\nrequireClientAuthScheme=sasl\njava.security.auth.login.config=/a.conf\n"), 0o644)
+	cfg, warnings = load(nil, path, "--jaas-config", "/b.conf")
+	if !cfg.SASL.AuthProvider || !cfg.EnforceAuth.Enabled || strings.Join(cfg.EnforceAuth.Schemes, "|") != "sasl|digest" ||
+		!cfg.SASL.AllowFailedClients || cfg.SASL.JAASFile != "/b.conf" {
+		t.Fatalf("from zoo.cfg and --jaas-config: %+v %+v", cfg.SASL, cfg.EnforceAuth)
+	}
+	if joined := strings.Join(warnings, "\n"); len(warnings) != 2 || !strings.Contains(joined, "com.example.Custom") || !strings.Contains(joined, "requireClientAuthScheme is ignored") {
+		t.Fatalf("warnings %q", warnings)
+	}
+}

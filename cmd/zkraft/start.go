@@ -72,6 +72,7 @@ func newStartCommand() *cobra.Command {
 	f.StringSliceVar(&flagCfg.FourLetterWhitelist, "4lw-whitelist", flagCfg.FourLetterWhitelist, "four-letter words allowed (4lw.commands.whitelist)")
 	f.BoolVar(&flagCfg.ReadOnlyMode, "read-only-mode", false, "serve read-only clients while cut off from the quorum (readonlymode.enabled)")
 	f.BoolVar(&flagCfg.ExistsACLCheck, "exists-acl-check", flagCfg.ExistsACLCheck, "exists needs READ on a node that exists, as ZooKeeper 3.9.2 (zookeeper.enableExistsACLCheck)")
+	f.StringVar(&flagCfg.SASL.JAASFile, "jaas-config", "", "JAAS file whose Server section lists the SASL DIGEST-MD5 users (java.security.auth.login.config)")
 	return cmd
 }
 
@@ -105,6 +106,7 @@ func applyFlags(cmd *cobra.Command, cfg, flags *server.Config) {
 	set("id", func() { cfg.ServerID = flags.ServerID })
 	set("read-only-mode", func() { cfg.ReadOnlyMode = flags.ReadOnlyMode })
 	set("exists-acl-check", func() { cfg.ExistsACLCheck = flags.ExistsACLCheck })
+	set("jaas-config", func() { cfg.SASL.JAASFile = flags.SASL.JAASFile })
 }
 
 // unsetPort marks a clientPort no source has set.

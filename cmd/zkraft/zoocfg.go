@@ -62,12 +62,16 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 
 // ignoredKeys are accepted without effect in standalone mode; a warning says so.
 var ignoredKeys = map[string]string{
-	"initLimit":               "zkraft's Raft timing follows tickTime",
-	"syncLimit":               "zkraft's Raft timing follows tickTime",
-	"autopurge.purgeInterval": "zkraft compacts its log behind snapshots on its own",
-	"admin.commandURL":        "zkraft's commands are at /commands",
-	"standaloneEnabled":       "zkraft always runs standalone when no servers are listed",
-	"preAllocSize":            "not needed by zkraft's log",
+	"initLimit":                         "zkraft's Raft timing follows tickTime",
+	"syncLimit":                         "zkraft's Raft timing follows tickTime",
+	"autopurge.purgeInterval":           "zkraft compacts its log behind snapshots on its own",
+	"admin.commandURL":                  "zkraft's commands are at /commands",
+	"standaloneEnabled":                 "zkraft always runs standalone when no servers are listed",
+	"preAllocSize":                      "not needed by zkraft's log",
+	"requireClientAuthScheme":           "ZooKeeper 3.8 does not read it either; sessionRequireClientSASLAuth=true requires SASL",
+	"jaasLoginRenew":                    "it renews Kerberos logins; zkraft's SASL is DIGEST-MD5, which has none",
+	"kerberos.removeHostFromPrincipal":  "it rewrites Kerberos names; a DIGEST-MD5 identity is the user name",
+	"kerberos.removeRealmFromPrincipal": "it rewrites Kerberos names; a DIGEST-MD5 identity is the user name",
 
 	"sslQuorumReloadCertFiles": "zkraft reads the member certificates at start; restart a member to load new ones",
 }
@@ -122,10 +126,19 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 			if !ok {
 				set, ok = tlsKey(key)
 			}
+			if !ok {
+				set, ok = saslKeys[key]
+			}
 		}
 		if ok {
 			if err := set(cfg, val); err != nil {
 				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
+			}
+			continue
+		}
+		if handled, warning := prefixedAuthKey(cfg, key, val); handled {
+			if warning != "" {
+				warnings = append(warnings, warning)
 			}
 			continue
 		}

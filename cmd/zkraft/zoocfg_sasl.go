@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+// saslKeys are the keys of SASL and of enforced authentication. ZooKeeper reads them
+// as system properties, and its zoo.cfg turns an unknown key k into the property
+// zookeeper.k, so each is taken under both names; java.security.auth.login.config
+// (a JVM property only, for ZooKeeper) is also a zoo.cfg key of zkraft's.
+var saslKeys = map[string]func(c *server.Config, v string) error{
+	"java.security.auth.login.config": func(c *server.Config, v string) error { c.SASL.JAASFile = v; return nil },
+}
+
+func init() {
+	both := map[string]func(c *server.Config, v string) error{
+		"sasl.serverconfig": func(c *server.Config, v string) error { c.SASL.Section = v; return nil },
+		"superUser":         func(c *server.Config, v string) error { c.SASL.SuperUsers = append(c.SASL.SuperUsers, v); return nil },
+		"SASLAuthenticationProvider.superPassword": func(c *server.Config, v string) error { c.SASL.SuperPassword = v; return nil },
+		"allowSaslFailedClients":                   boolKey(func(c *server.Config, b bool) { c.SASL.AllowFailedClients = b }),
+		"sessionRequireClientSASLAuth":             boolKey(func(c *server.Config, b bool) { c.EnforceAuth.RequireClientSASLAuth = b }),
+		"enforce.auth.enabled":                     boolKey(func(c *server.Config, b bool) { c.EnforceAuth.Enabled = b }),
+		"enforce.auth.schemes": func(c *server.Config, v string) error {
+			c.EnforceAuth.Schemes = nil
+			for _, s := range strings.Split(v, ",") {
+				c.EnforceAuth.Schemes = append(c.EnforceAuth.Schemes, strings.TrimSpace(s))
+			}
+			return nil
+		},
+	}
+	for k, set := range both {
+		saslKeys[k], saslKeys["zookeeper."+k] = set, set
+	}
+}
+
+// isSASLProperty is whether name is one of saslKeys' system properties, or one ZooKeeper
+// reads by prefix (prefixedAuthKey).
+func isSASLProperty(name string) bool {
+	if name == "java.security.auth.login.config" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "zookeeper.")
+	return ok && (saslKeys[name] != nil || strings.HasPrefix(rest, "authProvider.") || strings.HasPrefix(rest, "superUser."))
+}
+
+// The authentication providers ZooKeeper 3.8 has; ip and digest are always registered.
+const (
+	saslProviderClass   = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+	digestProviderClass = "org.apache.zookeeper.server.auth.DigestAuthenticationProvider"
+	ipProviderClass     = "org.apache.zookeeper.server.auth.IPAuthenticationProvider"
+)
+
+// prefixedAuthKey takes the keys ZooKeeper reads by prefix: authProvider.<anything>
+// (a provider class to register) and zookeeper.superUser.<anything> (another SASL super
+// user). handled is false for any other key. A provider zkraft does not have is a
+// warning, as ZooKeeper logs one for a class it cannot load and goes on.
+func prefixedAuthKey(c *server.Config, key, val string) (handled bool, warning string) {
+	key = strings.TrimPrefix(key, "zookeeper.")
+	switch {
+	case strings.HasPrefix(key, "superUser."):
+		c.SASL.SuperUsers = append(c.SASL.SuperUsers, val)
+		return true, ""
+	case !strings.HasPrefix(key, "authProvider."):
+		return false, ""
+	}
+	switch val {
+	case saslProviderClass:
+		c.SASL.AuthProvider = true
+	case digestProviderClass, ipProviderClass:
+	default:
+		return true, fmt.Sprintf("%s: authentication provider %s is not one zkraft has and is ignored", key, val)
+	}
+	return true, ""
+}

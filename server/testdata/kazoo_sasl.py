@@ -1,0 +1,56 @@
+"""kazoo with SASL DIGEST-MD5 (puresasl): prints one line per step, the same for any
+server that behaves as ZooKeeper 3.8 does with the JAAS users bob and alice."""
+import sys
+
+from kazoo.client import KazooClient
+from kazoo.retry import KazooRetry
+from kazoo.security import make_acl
+
+hosts = sys.argv[1]
+
+
+def client(user=None, password=None):
+    opts = None
+    if user is not None:
+        opts = {'mechanism': 'DIGEST-MD5', 'username': user, 'password': password}
+    zk = KazooClient(hosts=hosts, sasl_options=opts, timeout=10,
+                     connection_retry=KazooRetry(max_tries=0))
+    try:
+        zk.start(timeout=8)
+        return zk
+    except Exception as e:  # noqa: BLE001 - the type is the outcome
+        print('%s start: %s' % (user, type(e).__name__))
+        zk.stop()
+        return None
+
+
+def step(name, f):
+    try:
+        print('%s: %r' % (name, f()))
+    except Exception as e:  # noqa: BLE001 - the type is the outcome
+        print('%s: %s' % (name, type(e).__name__))
+
+
+bob = client('bob', 'bob-secret')
+step('bob create', lambda: bob.create('/kz', b'v', acl=[make_acl('sasl', 'bob', all=True)]))
+step('bob get', lambda: bob.get('/kz')[0])
+step('bob acl', lambda: [(a.perms, a.id.scheme, a.id.id) for a in bob.get_acls('/kz')[0]])
+
+alice = client('alice', 'alice-secret')
+step('alice get', lambda: alice.get('/kz')[0])
+step('alice create own', lambda: alice.create('/kz-alice', b'a', acl=[make_acl('sasl', 'alice', read=True)]))
+step('alice get own', lambda: alice.get('/kz-alice')[0])
+alice.stop()
+
+anon = client()
+step('anonymous get', lambda: anon.get('/kz')[0])
+anon.stop()
+
+wrong = client('bob', 'not-it')
+if wrong is not None:
+    step('wrong password get', lambda: wrong.get('/kz')[0])
+    wrong.stop()
+
+step('bob still get', lambda: bob.get('/kz')[0])
+bob.stop()
+print('done')
