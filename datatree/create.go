@@ -112,6 +112,9 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, n *node, err jute.Code
 	if t.kind(parent) == kindEphemeral {
 		return "", nil, jute.ErrNoChildrenForEphemera, nil
 	}
+	if code := t.checkQuota(path, int64(len(a.data)), 1); code != jute.OK {
+		return "", nil, code, nil
+	}
 
 	// The node's kind comes from the op, as DataTree.processTxn decides it: a plain
 	// create is ephemeral or persistent (a container flag on OpCreate makes a
@@ -140,6 +143,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, n *node, err jute.Code
 		},
 	}
 	t.link(parent, path, n)
+	t.quotaCreated(path, n)
 	return path, n, jute.OK, []Event{
 		{Type: jute.EventNodeCreated, Path: path, ACL: t.acls.get(n.acl)},
 		{Type: jute.EventNodeChildrenChanged, Path: eventParent(parentPath), ACL: t.acls.get(parent.acl)},

@@ -23,6 +23,12 @@ type Options struct {
 	// candidate once its mtime is that many ms old
 	// (znode.container.maxNeverUsedIntervalMs; ZooKeeper's default 0 keeps it forever).
 	ContainerMaxNeverUsed int64
+	// EnforceQuota refuses a create or setData over a hard quota with QuotaExceeded
+	// (zookeeper.enforceQuota; ZooKeeper's default false). See quota.go.
+	EnforceQuota bool
+	// OnQuota, if set, hears of every write over a quota while EnforceQuota is on
+	// (ZooKeeper logs them). It runs inside Apply and must not touch the tree.
+	OnQuota func(QuotaEvent)
 }
 
 // Event is what a change does, for the watch layer; the tree fires nothing itself.
@@ -46,8 +52,10 @@ type Tree struct {
 	ephemerals map[int64]map[string]struct{}
 	containers map[string]struct{}
 	ttls       map[string]struct{}
-	undo       []func() // non-nil while a multi runs: how to take back each change
-	frozen     *Frozen  // non-nil while a snapshot is written from the tree (frozen.go)
+	quotas     map[string]int // quota paths (quotaKey) -> zookeeper_limits nodes naming them
+	multiQuota *quotaView     // non-nil while a multi runs with quotas enforced
+	undo       []func()       // non-nil while a multi runs: how to take back each change
+	frozen     *Frozen        // non-nil while a snapshot is written from the tree (frozen.go)
 }
 
 // The ACLs ZooKeeper gives its own nodes (ZooDefs.Ids).
@@ -63,6 +71,7 @@ func newEmpty(opts Options) *Tree {
 		ephemerals: map[int64]map[string]struct{}{},
 		containers: map[string]struct{}{},
 		ttls:       map[string]struct{}{},
+		quotas:     map[string]int{},
 	}
 }
 

@@ -48,6 +48,11 @@ type Config struct {
 	// serve clients that ask for a read-only session from its own state, as ZooKeeper's
 	// read-only server does (readonly.go). Off, such a member serves nobody.
 	ReadOnlyMode bool
+	// EnforceQuota (zookeeper.enforceQuota, off by default as in 3.8) refuses a create or
+	// setData that would go over a hard quota with QuotaExceeded and logs writes over a
+	// soft one. It is decided in the replicated state machine, so every member of a
+	// cluster must have the same setting (datatree.Options).
+	EnforceQuota bool
 	// AdminEnabled (admin.enableServer) serves ZooKeeper's AdminServer commands at
 	// AdminHost:AdminPort (admin.serverAddress, admin.serverPort) /commands/<name> as
 	// JSON, and /healthz and /ready. MetricsPort (metricsProvider.httpPort), if not 0,

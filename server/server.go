@@ -44,6 +44,7 @@ type Server struct {
 	wg    sync.WaitGroup
 
 	stats stats
+	quota quotaErrors
 }
 
 // New checks cfg; nothing is opened until Start.
@@ -63,7 +64,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 // Start opens the store, waits until the node serves, and starts listening.
 func (s *Server) Start() error {
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
-	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes}
+	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, EnforceQuota: s.cfg.EnforceQuota, OnQuota: s.quotaExceeded}
 	qc.TickTime = s.cfg.TickTime
 	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval
 	qc.SnapshotThreshold = s.cfg.SnapCount
@@ -109,6 +110,7 @@ func (s *Server) Start() error {
 	s.mu.Lock()
 	s.node = node
 	s.mu.Unlock()
+	s.quota.leader.Store(node)
 	if readOnly {
 		s.enterReadOnly()
 	}
