@@ -80,7 +80,7 @@ func (t *Tree) multi(tx Txn, m *jute.MultiRequest) (jute.Record, jute.Code, []Ev
 	}
 
 	t.undo = make([]func(), 0, 2*len(steps))
-	if t.opts.EnforceQuota && len(t.quotas) > 0 {
+	if t.enforceQuota && len(t.quotas) > 0 {
 		t.multiQuota = t.quotaBase()
 	}
 	defer func() { t.undo, t.multiQuota = nil, nil }()

@@ -19,7 +19,7 @@ import (
 //     node, adds the change to that quota's stats (updateQuotaStat): the data changes,
 //     the stats node's stat (mzxid, mtime, version) does not, no watch fires, and
 //     approximateDataSize is not adjusted, all as in ZooKeeper;
-//   - with Options.EnforceQuota, refuses a create or setData that would take the count or
+//   - with quotas enforced (SetEnforceQuota), refuses a create or setData that would take the count or
 //     bytes above a hard limit (QuotaExceeded) and reports soft limits (OnQuota).
 //
 // The index is a function of the tree, so a tree read from a snapshot rebuilds it; the
@@ -30,7 +30,7 @@ const (
 	quotaStatsName = "zookeeper_stats"
 )
 
-// QuotaEvent is a create or setData that went over a quota with Options.EnforceQuota:
+// QuotaEvent is a create or setData that went over a quota while quotas are enforced:
 // ZooKeeper logs it ("Quota exceeded: …"), and for a hard limit also refuses the write
 // and counts it in quota_exceeded_error_per_namespace.
 type QuotaEvent struct {
@@ -38,6 +38,13 @@ type QuotaEvent struct {
 	Namespace string // the top name of the written path; "" if it has none
 	Message   string // ZooKeeper's log message
 }
+
+// SetEnforceQuota turns the QuotaExceeded checks on or off (ZooKeeper's
+// zookeeper.enforceQuota). It is replicated state: the caller applies it from the log.
+func (t *Tree) SetEnforceQuota(on bool) { t.enforceQuota = on }
+
+// EnforceQuota reports whether quotas are enforced.
+func (t *Tree) EnforceQuota() bool { return t.enforceQuota }
 
 // quotaKey is how ZooKeeper's PathTrie sees a path: its names with the blank ones left
 // out, joined by '/' ("" for none).
@@ -233,7 +240,7 @@ func (t *Tree) quotaData(path string) ([]byte, bool) {
 // checkQuota is ZooKeeperServer.checkQuota for a write at path that changes the count by
 // countDiff and the bytes by bytesDiff.
 func (t *Tree) checkQuota(path string, bytesDiff, countDiff int64) jute.Code {
-	if !t.opts.EnforceQuota {
+	if !t.enforceQuota {
 		return jute.OK
 	}
 	keys := t.quotas

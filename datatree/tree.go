@@ -23,10 +23,7 @@ type Options struct {
 	// candidate once its mtime is that many ms old
 	// (znode.container.maxNeverUsedIntervalMs; ZooKeeper's default 0 keeps it forever).
 	ContainerMaxNeverUsed int64
-	// EnforceQuota refuses a create or setData over a hard quota with QuotaExceeded
-	// (zookeeper.enforceQuota; ZooKeeper's default false). See quota.go.
-	EnforceQuota bool
-	// OnQuota, if set, hears of every write over a quota while EnforceQuota is on
+	// OnQuota, if set, hears of every write over a quota while quotas are enforced
 	// (ZooKeeper logs them). It runs inside Apply and must not touch the tree.
 	OnQuota func(QuotaEvent)
 }
@@ -54,8 +51,11 @@ type Tree struct {
 	ttls       map[string]struct{}
 	quotas     map[string]int // quota paths (quotaKey) -> zookeeper_limits nodes naming them
 	multiQuota *quotaView     // non-nil while a multi runs with quotas enforced
-	undo       []func()       // non-nil while a multi runs: how to take back each change
-	frozen     *Frozen        // non-nil while a snapshot is written from the tree (frozen.go)
+	// enforceQuota is zookeeper.enforceQuota as the log decided it (SetEnforceQuota): it
+	// is replicated state, kept in snapshots, so every replica judges writes alike.
+	enforceQuota bool
+	undo         []func() // non-nil while a multi runs: how to take back each change
+	frozen       *Frozen  // non-nil while a snapshot is written from the tree (frozen.go)
 }
 
 // The ACLs ZooKeeper gives its own nodes (ZooDefs.Ids).

@@ -50,8 +50,7 @@ type Config struct {
 	ReadOnlyMode bool
 	// EnforceQuota (zookeeper.enforceQuota, off by default as in 3.8) refuses a create or
 	// setData that would go over a hard quota with QuotaExceeded and logs writes over a
-	// soft one. It is decided in the replicated state machine, so every member of a
-	// cluster must have the same setting (datatree.Options).
+	// soft one. In a cluster the leader's setting applies (quorum.Config.EnforceQuota).
 	EnforceQuota bool
 	// AdminEnabled (admin.enableServer) serves ZooKeeper's AdminServer commands at
 	// AdminHost:AdminPort (admin.serverAddress, admin.serverPort) /commands/<name> as

@@ -64,7 +64,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 // Start opens the store, waits until the node serves, and starts listening.
 func (s *Server) Start() error {
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
-	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, EnforceQuota: s.cfg.EnforceQuota, OnQuota: s.quotaExceeded}
+	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, OnQuota: s.quotaExceeded}
+	qc.EnforceQuota = s.cfg.EnforceQuota
 	qc.TickTime = s.cfg.TickTime
 	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval
 	qc.SnapshotThreshold = s.cfg.SnapCount
