@@ -120,10 +120,19 @@ func TestQuotaZkCliMatchesZooKeeper(t *testing.T) {
 func TestQuotaKazooMatchesZooKeeper(t *testing.T) {
 	requireClient(t, "kazoo and ZooKeeper 3.8", ztest.Available() == nil &&
 		exec.Command(systemPy, "-c", "import kazoo").Run() == nil)
-	for _, enforce := range []bool{false, true} {
-		t.Run(map[bool]string{false: "enforceQuota=false", true: "enforceQuota=true"}[enforce], func(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		opts    ztest.Options
+		enforce bool
+	}{
+		{"enforceQuota=false", ztest.Options{}, false},
+		{"JVMFLAGS", ztest.Options{JVMFlags: quotaTargets(true)}, true},
+		// ZooKeeper makes a zoo.cfg key it does not know the system property zookeeper.<key>.
+		{"zoo.cfg", ztest.Options{ExtraConfig: map[string]string{"enforceQuota": "true"}}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			run := func(start func(ztest.Options) (*ztest.Server, error)) string {
-				s, err := start(ztest.Options{JVMFlags: quotaTargets(enforce)})
+				s, err := start(c.opts)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -135,8 +144,8 @@ func TestQuotaKazooMatchesZooKeeper(t *testing.T) {
 				t.Fatalf("reference run incomplete:\n%s", want)
 			}
 			compareLines(t, strings.Split(want, "\n"), strings.Split(got, "\n"))
-			if enforce != strings.Contains(want, "QuotaExceededError") {
-				t.Errorf("ZooKeeper's QuotaExceeded with enforceQuota=%v: %v", enforce, !enforce)
+			if c.enforce != strings.Contains(want, "QuotaExceededError") {
+				t.Errorf("ZooKeeper's QuotaExceeded with enforceQuota=%v: %v", c.enforce, !c.enforce)
 			}
 			if t.Failed() || testing.Verbose() {
 				t.Logf("zookeeper:\n%s", want)
