@@ -161,8 +161,12 @@ func (f *Frozen) Next(max int) (out []byte, done bool) {
 func (f *Frozen) header() {
 	e := &f.e
 	e.Buf = append(e.Buf, snapshotMagic...)
-	e.Int(snapshotVersion)
-	e.Int(int32(f.settings))
+	if f.settings == 0 {
+		e.Int(1) // what a version without settings reads, as long as none is on
+	} else {
+		e.Int(snapshotVersion)
+		e.Int(int32(f.settings))
+	}
 	e.Int(int32(len(f.acls)))
 	for _, l := range f.acls {
 		e.Int(int32(len(l)))

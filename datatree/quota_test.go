@@ -2,7 +2,6 @@ package datatree
 
 import (
 	"bytes"
-	"hash/crc32"
 	"strings"
 	"testing"
 
@@ -315,10 +314,14 @@ func TestQuotaSnapshotAndRecompute(t *testing.T) {
 		t.Fatalf("restored tree: %v", code)
 	}
 	g.wantStats("/q", "count=3,bytes=3")
-	// A version 1 snapshot (no settings word) reads as not enforced.
+	// Version 2 only while a setting is on; else version 1, which older versions read.
+	if v := snapshotBytes(t, f.tree)[8:12]; !bytes.Equal(v, []byte{0, 0, 0, 2}) {
+		t.Fatalf("enforced tree written as version %v", v)
+	}
 	v1 := snapshotBytes(t, datatreeWithout(t))
-	v1 = append(append(v1[:8:8], 0, 0, 0, 1), v1[16:]...)
-	fixCRC(v1)
+	if !bytes.Equal(v1[8:12], []byte{0, 0, 0, 1}) {
+		t.Fatalf("tree without settings written as version %v", v1[8:12])
+	}
 	if old, err := ReadSnapshot(bytes.NewReader(v1), Options{}); err != nil || old.EnforceQuota() {
 		t.Fatalf("version 1: %v", err)
 	}
@@ -332,12 +335,6 @@ func datatreeWithout(t *testing.T) *Tree {
 	f := newFixture(t)
 	f.mustCreate("/x", 0)
 	return f.tree
-}
-
-// fixCRC rewrites a snapshot's trailing checksum after a test edited it.
-func fixCRC(b []byte) {
-	sum := crc32.Checksum(b[:len(b)-4], crcTable)
-	b[len(b)-4], b[len(b)-3], b[len(b)-2], b[len(b)-1] = byte(sum>>24), byte(sum>>16), byte(sum>>8), byte(sum)
 }
 
 func TestQuotaMetrics(t *testing.T) {

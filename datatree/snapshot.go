@@ -15,7 +15,8 @@ import (
 // Snapshot format, version 2. All integers big-endian.
 //
 //	magic      8 bytes "ZKRDTREE"
-//	version    uint32 (2)
+//	version    uint32 (2; 1 is written while no setting is on, so that an older
+//	           version of zkraft can still read it)
 //	settings   uint32 flags, bit 0: quotas enforced (SetEnforceQuota); not in version 1
 //	acls       uint32 count, then per list: uint32 count, then per entry
 //	           int32 perms, string scheme, string id
