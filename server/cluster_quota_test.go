@@ -2,6 +2,7 @@ package server
 
 import (
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -96,4 +97,38 @@ func (tc *testCluster) wantStats(want string) {
 			tc.t.Fatalf("member %d: the stats node's stat changed: %+v", i+1, r.Stat)
 		}
 	}
+}
+
+// Members configured differently: the leader's enforceQuota applies on every member, and
+// changes with the leader.
+func TestClusterLeaderDecidesEnforceQuota(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) { c.EnforceQuota = c.ServerID == 1 })
+	check := func() {
+		t.Helper()
+		l := tc.leader()
+		want := l == 0
+		tc.converge()
+		for deadline := time.Now().Add(10 * time.Second); tc.servers[l].node.FSM.EnforceQuota() != want; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("leader %d's enforceQuota %v not applied", l+1, want)
+			}
+		}
+		tc.converge()
+		for i, s := range tc.servers {
+			if got := s.node.FSM.EnforceQuota(); got != want {
+				t.Fatalf("member %d: enforceQuota %v, leader %d's is %v", i+1, got, l+1, want)
+			}
+		}
+	}
+	check()
+	l := tc.leader()
+	if err := tc.servers[l].node.HandOver(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); tc.servers[l].node.IsLeader() || !tc.servers[l].node.HasLeader(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("leadership not handed over")
+		}
+	}
+	check()
 }
