@@ -110,6 +110,8 @@ func maxQuotaPrefix(keys map[string]int, path string) string {
 func (t *Tree) quotaCreated(path string, n *node) {
 	sent := int64(len(n.data)) // counted as sent, even for a stats node filled below
 	t.indexQuota(path, 1)
+	// ZooKeeper's test is a string prefix: under /zookeeper/quotaX the stats are those of
+	// the path "X", which names no node (count 0).
 	if parent, name, _ := splitParent(path); name == quotaStatsName && strings.HasPrefix(parent, quotaRoot) {
 		count, bytes := int64(0), int64(0)
 		if top := t.lookup(parent[len(quotaRoot):]); top != nil {
