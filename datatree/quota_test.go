@@ -349,3 +349,17 @@ func TestQuotaMetrics(t *testing.T) {
 		t.Fatalf("metrics %v %v %v %v", cl, bl, cu, bu)
 	}
 }
+
+// create2 of a stats node answers the stat of the data sent, as ZooKeeper copies the
+// stat before it fills the node in.
+func TestQuotaStatsCreate2(t *testing.T) {
+	f := newFixture(t)
+	f.mustCreate("/q", 0)
+	f.mustCreate(quotaRoot+"/q", 0)
+	f.createData(quotaRoot+"/q/"+quotaLimitName, "count=5,bytes=-1")
+	resp, code, _ := f.apply(anyone, jute.OpCreate2, &jute.CreateRequest{Path: quotaRoot + "/q/" + quotaStatsName, Data: []byte("c"), Acl: world})
+	if code != jute.OK || resp.(*jute.Create2Response).Stat.DataLength != 1 {
+		t.Fatalf("create2: %v %+v", code, resp)
+	}
+	f.wantStats("/q", "count=1,bytes=1")
+}
