@@ -45,14 +45,14 @@ func (t *Tree) applyOne(tx Txn, op int32, req jute.Record) (jute.Record, jute.Co
 		if !ok {
 			return nil, jute.ErrMarshallingError, nil
 		}
-		path, n, code, ev := t.create(tx, a)
+		path, st, code, ev := t.create(tx, a)
 		if code != jute.OK {
 			return nil, code, nil
 		}
 		if op == jute.OpCreate {
 			return &jute.CreateResponse{Path: path}, jute.OK, ev
 		}
-		return &jute.Create2Response{Path: path, Stat: t.clientStat(n)}, jute.OK, ev
+		return &jute.Create2Response{Path: path, Stat: st}, jute.OK, ev
 	case jute.OpDelete:
 		r, ok := req.(*jute.DeleteRequest)
 		if !ok {

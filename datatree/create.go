@@ -61,56 +61,60 @@ func createArgsOf(op int32, req jute.Record) (createArgs, bool) {
 
 // create is PrepRequestProcessor.pRequest2TxnCreate followed by DataTree.createNode.
 // The checks run in ZooKeeper's order: flags, TTL rules, path shape, ACL, parent,
-// CREATE permission, sequential name, full path, existence, ephemeral parent.
-func (t *Tree) create(tx Txn, a createArgs) (path string, n *node, err jute.Code, ev []Event) {
+// CREATE permission, sequential name, full path, existence, ephemeral parent, quota.
+// The stat is the new node's as created, before quota bookkeeping may fill it in.
+func (t *Tree) create(tx Txn, a createArgs) (path string, st jute.Stat, err jute.Code, ev []Event) {
 	mode, ok := modeOf(a.flags)
 	if !ok {
-		return "", nil, jute.ErrBadArguments, nil
+		return "", jute.Stat{}, jute.ErrBadArguments, nil
 	}
 	if mode.ttl && !t.opts.ExtendedTypes {
-		return "", nil, jute.ErrUnimplemented, nil
+		return "", jute.Stat{}, jute.ErrUnimplemented, nil
 	}
 	// EphemeralType.validateTTL.
 	if mode.ttl {
 		if a.ttl <= 0 || a.ttl > MaxTTL {
-			return "", nil, jute.ErrBadArguments, nil
+			return "", jute.Stat{}, jute.ErrBadArguments, nil
 		}
 	} else if a.ttl >= 0 {
-		return "", nil, jute.ErrBadArguments, nil
+		return "", jute.Stat{}, jute.ErrBadArguments, nil
 	}
 	if a.op == jute.OpCreateTTL && !mode.ttl {
 		// ZooKeeper lets createTTL with a non-TTL mode and a negative ttl through its
 		// checks and then fails applying it (TTL.toEphemeralOwner throws); refuse it here.
-		return "", nil, jute.ErrBadArguments, nil
+		return "", jute.Stat{}, jute.ErrBadArguments, nil
 	}
 	parentPath, _, ok := splitParent(a.path)
 	if !ok {
-		return "", nil, jute.ErrBadArguments, nil
+		return "", jute.Stat{}, jute.ErrBadArguments, nil
 	}
 	acl, code := t.opts.fixupACL(a.acl, tx.Caller)
 	if code != jute.OK {
-		return "", nil, code, nil
+		return "", jute.Stat{}, code, nil
 	}
 	parent := t.lookup(parentPath)
 	if parent == nil {
-		return "", nil, jute.ErrNoNode, nil
+		return "", jute.Stat{}, jute.ErrNoNode, nil
 	}
 	if code := t.opts.checkACL(t.acls.get(parent.acl), jute.PermCreate, tx.Caller); code != jute.OK {
-		return "", nil, code, nil
+		return "", jute.Stat{}, code, nil
 	}
 	path = a.path
 	if mode.sequential {
 		path += fmt.Sprintf("%010d", parent.stat.Cversion)
 	}
 	if !validPath(path) {
-		return "", nil, jute.ErrBadArguments, nil
+		return "", jute.Stat{}, jute.ErrBadArguments, nil
 	}
 	name := path[len(parentPath)+1:]
 	if parent.child(name) != nil || path == "/" {
-		return "", nil, jute.ErrNodeExists, nil
+		return "", jute.Stat{}, jute.ErrNodeExists, nil
 	}
 	if t.kind(parent) == kindEphemeral {
-		return "", nil, jute.ErrNoChildrenForEphemera, nil
+		return "", jute.Stat{}, jute.ErrNoChildrenForEphemera, nil
+	}
+	if code := t.checkQuota(path, int64(len(a.data)), 1); code != jute.OK {
+		return "", jute.Stat{}, code, nil
 	}
 
 	// The node's kind comes from the op, as DataTree.processTxn decides it: a plain
@@ -129,7 +133,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, n *node, err jute.Code
 	ps.Cversion++
 	ps.Pzxid = tx.Zxid
 	t.setStat(parent, ps)
-	n = &node{
+	n := &node{
 		name: strings.Clone(name), // do not pin the request's path
 		data: a.data,
 		acl:  t.acls.acquire(acl),
@@ -140,7 +144,9 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, n *node, err jute.Code
 		},
 	}
 	t.link(parent, path, n)
-	return path, n, jute.OK, []Event{
+	st = t.clientStat(n)
+	t.quotaCreated(path, n)
+	return path, st, jute.OK, []Event{
 		{Type: jute.EventNodeCreated, Path: path, ACL: t.acls.get(n.acl)},
 		{Type: jute.EventNodeChildrenChanged, Path: eventParent(parentPath), ACL: t.acls.get(parent.acl)},
 	}

@@ -53,6 +53,7 @@ func (t *Tree) removeNode(zxid int64, parentPath string, parent *node, path stri
 	}
 	acl := t.acls.get(n.acl) // before unlink releases it
 	t.unlink(parent, path, n)
+	t.quotaDeleted(path, n)
 	return []Event{
 		{Type: jute.EventNodeDeleted, Path: path, ACL: acl},
 		{Type: jute.EventNodeChildrenChanged, Path: eventParent(parentPath), ACL: t.acls.get(parent.acl)},

@@ -8,7 +8,8 @@ import (
 
 // Digest is a 64-bit FNV-1a hash over every node in pre-order with children in name
 // order: path, data (null and empty differ), the stored stat (stored cversion and
-// ephemeralOwner as kept, not as clients see them) and the ACL list itself. Two
+// ephemeralOwner as kept, not as clients see them) and the ACL list itself, then, if
+// quotas are enforced, one byte more (so a tree without the setting hashes as before). Two
 // replicas that applied the same entries agree; map order, ACL cache refs and memory
 // layout do not enter it.
 func (t *Tree) Digest() uint64 {
@@ -22,6 +23,9 @@ func (t *Tree) Digest() uint64 {
 		e.Buf = append(e.Buf, t.acls.keys[n.acl]...)
 		h.Write(e.Buf)
 	})
+	if t.enforceQuota {
+		h.Write([]byte{1})
+	}
 	return h.Sum64()
 }
 

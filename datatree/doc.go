@@ -2,7 +2,8 @@
 // kinds (persistent, ephemeral, sequential, container, TTL, with ZooKeeper's
 // ephemeralOwner bit layout), ACL checks, applying one write to the tree with the result
 // and error code Apache ZooKeeper 3.8 would give (its PrepRequestProcessor checks, in
-// their order, and its DataTree changes), the watch events a change causes, the cleanup
+// their order, and its DataTree changes, quota bookkeeping and enforcement included),
+// the watch events a change causes, the cleanup
 // candidates the leader proposes, a digest to compare replicas, and the snapshot
 // encoding of the tree.
 //

@@ -22,16 +22,17 @@ import (
 // write exclusion, and each Next call under at least its read exclusion (no change runs
 // during a Next). Between Next calls the changes go on.
 type Frozen struct {
-	t     *Tree
-	saved map[*node]frozenNode
-	acls  [][]jute.ACL      // the ACL lists in use at Freeze, in key order
-	index map[aclRef]uint32 // ref at Freeze -> position in acls
-	count int64
-	stack []frame
-	e     jute.Encoder
-	crc   hash.Hash32
-	began bool
-	done  bool
+	t        *Tree
+	saved    map[*node]frozenNode
+	acls     [][]jute.ACL      // the ACL lists in use at Freeze, in key order
+	index    map[aclRef]uint32 // ref at Freeze -> position in acls
+	count    int64
+	settings uint32 // the snapshot's settings word, as at Freeze
+	stack    []frame
+	e        jute.Encoder
+	crc      hash.Hash32
+	began    bool
+	done     bool
 }
 
 type frozenNode struct {
@@ -68,6 +69,9 @@ func (t *Tree) Freeze() (*Frozen, error) {
 	for i, r := range refs {
 		f.index[r] = uint32(i)
 		f.acls = append(f.acls, t.acls.lists[r])
+	}
+	if t.enforceQuota {
+		f.settings |= settingEnforceQuota
 	}
 	t.frozen = f
 	return f, nil
@@ -157,7 +161,12 @@ func (f *Frozen) Next(max int) (out []byte, done bool) {
 func (f *Frozen) header() {
 	e := &f.e
 	e.Buf = append(e.Buf, snapshotMagic...)
-	e.Int(snapshotVersion)
+	if f.settings == 0 {
+		e.Int(1) // what a version without settings reads, as long as none is on
+	} else {
+		e.Int(snapshotVersion)
+		e.Int(int32(f.settings))
+	}
 	e.Int(int32(len(f.acls)))
 	for _, l := range f.acls {
 		e.Int(int32(len(l)))

@@ -80,7 +80,10 @@ func (t *Tree) multi(tx Txn, m *jute.MultiRequest) (jute.Record, jute.Code, []Ev
 	}
 
 	t.undo = make([]func(), 0, 2*len(steps))
-	defer func() { t.undo = nil }()
+	if t.enforceQuota && len(t.quotas) > 0 {
+		t.multiQuota = t.quotaBase()
+	}
+	defer func() { t.undo, t.multiQuota = nil, nil }()
 	results := make([]jute.MultiResult, len(steps))
 	var events []Event
 	for i, s := range steps {

@@ -69,5 +69,6 @@ func (t *Tree) load(path string, n *node) error {
 	}
 	n.name = strings.Clone(name) // do not pin the whole path
 	t.link(parent, path, n)
+	t.indexQuota(path, 1)
 	return nil
 }

@@ -12,10 +12,12 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// Snapshot format, version 1. All integers big-endian.
+// Snapshot format, version 2. All integers big-endian.
 //
 //	magic      8 bytes "ZKRDTREE"
-//	version    uint32 (1)
+//	version    uint32 (2; 1 is written while no setting is on, so that an older
+//	           version of zkraft can still read it)
+//	settings   uint32 flags, bit 0: quotas enforced (SetEnforceQuota); not in version 1
 //	acls       uint32 count, then per list: uint32 count, then per entry
 //	           int32 perms, string scheme, string id
 //	nodes      uint64 count, then per node in pre-order, children in name order:
@@ -31,9 +33,12 @@ import (
 // cversion (the sequential counter), ephemeral owners and TTLs are all in the stat.
 const (
 	snapshotMagic   = "ZKRDTREE"
-	snapshotVersion = 1
+	snapshotVersion = 2       // version 1 (no settings) is still read
 	maxSnapshotItem = 1 << 30 // no single string or buffer is larger
 )
+
+// settingEnforceQuota is the settings bit of SetEnforceQuota.
+const settingEnforceQuota = 1
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -166,8 +171,13 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 		s.corrupt("bad magic")
 		return nil, s.err
 	}
-	if v := s.u32(); s.err == nil && v != snapshotVersion {
-		return nil, fmt.Errorf("datatree: snapshot version %d, want %d", v, snapshotVersion)
+	v := s.u32()
+	if s.err == nil && (v < 1 || v > snapshotVersion) {
+		return nil, fmt.Errorf("datatree: snapshot version %d, want 1 to %d", v, snapshotVersion)
+	}
+	var settings uint32
+	if v >= 2 {
+		settings = s.u32()
 	}
 	nacl := s.length(false)
 	var lists [][]jute.ACL
@@ -187,6 +197,7 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 		s.corrupt("node count %d", count)
 	}
 	t := newEmpty(opts)
+	t.enforceQuota = settings&settingEnforceQuota != 0
 	// Each list is interned once; further nodes only count a use (no key to build).
 	refs := make([]aclRef, len(lists))
 	interned := make([]bool, len(lists))

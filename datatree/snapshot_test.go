@@ -101,7 +101,7 @@ func TestSnapshotCorruptionDetected(t *testing.T) {
 		}
 	}
 	bad := append([]byte(nil), b...)
-	bad[11] = 2 // version
+	bad[11] = 3 // version
 	if _, err := ReadSnapshot(bytes.NewReader(bad), Options{}); err == nil || errors.Is(err, ErrSnapshotCorrupt) {
 		t.Errorf("version: %v", err)
 	}

@@ -31,6 +31,9 @@ type Options struct {
 	// naming it does. Without it, as in ZooKeeper, a sasl ACL is InvalidACL and a sasl
 	// entry of an existing ACL matches nobody, whatever ids a connection holds.
 	SASL bool
+	// OnQuota, if set, hears of every write over a quota while quotas are enforced
+	// (ZooKeeper logs them). It runs inside Apply and must not touch the tree.
+	OnQuota func(QuotaEvent)
 }
 
 // Event is what a change does, for the watch layer; the tree fires nothing itself.
@@ -54,8 +57,13 @@ type Tree struct {
 	ephemerals map[int64]map[string]struct{}
 	containers map[string]struct{}
 	ttls       map[string]struct{}
-	undo       []func() // non-nil while a multi runs: how to take back each change
-	frozen     *Frozen  // non-nil while a snapshot is written from the tree (frozen.go)
+	quotas     map[string]int // quota paths (quotaKey) -> zookeeper_limits nodes naming them
+	multiQuota *quotaView     // non-nil while a multi runs with quotas enforced
+	// enforceQuota is zookeeper.enforceQuota as the log decided it (SetEnforceQuota): it
+	// is replicated state, kept in snapshots, so every replica judges writes alike.
+	enforceQuota bool
+	undo         []func() // non-nil while a multi runs: how to take back each change
+	frozen       *Frozen  // non-nil while a snapshot is written from the tree (frozen.go)
 }
 
 // The ACLs ZooKeeper gives its own nodes (ZooDefs.Ids).
@@ -71,6 +79,7 @@ func newEmpty(opts Options) *Tree {
 		ephemerals: map[int64]map[string]struct{}{},
 		containers: map[string]struct{}{},
 		ttls:       map[string]struct{}{},
+		quotas:     map[string]int{},
 	}
 }
 

@@ -15,6 +15,10 @@ func (t *Tree) setDataOp(tx Txn, r *jute.SetDataRequest) (*jute.SetDataResponse,
 	if code := t.opts.checkACL(t.acls.get(n.acl), jute.PermWrite, tx.Caller); code != jute.OK {
 		return nil, code, nil
 	}
+	diff := int64(len(r.Data) - len(n.data))
+	if code := t.checkQuota(r.Path, diff, 0); code != jute.OK {
+		return nil, code, nil
+	}
 	if !versionMatches(n.stat.Version, r.Version) {
 		return nil, jute.ErrBadVersion, nil
 	}
@@ -24,7 +28,9 @@ func (t *Tree) setDataOp(tx Txn, r *jute.SetDataRequest) (*jute.SetDataResponse,
 	st.Mzxid = tx.Zxid
 	t.setStat(n, st)
 	t.setData(n, r.Data)
-	return &jute.SetDataResponse{Stat: t.clientStat(n)}, jute.OK,
+	resp := &jute.SetDataResponse{Stat: t.clientStat(n)}
+	t.updateQuotaStats(r.Path, diff, 0)
+	return resp, jute.OK,
 		[]Event{{Type: jute.EventNodeDataChanged, Path: r.Path, ACL: t.acls.get(n.acl)}}
 }
 
@@ -90,6 +96,9 @@ func (t *Tree) SetConfig(tx Txn, data []byte) (jute.Stat, []Event) {
 	st.Mtime = tx.Time
 	st.Mzxid = tx.Zxid
 	t.setStat(n, st)
+	diff := int64(len(data) - len(n.data))
 	t.setData(n, data)
-	return t.clientStat(n), []Event{{Type: jute.EventNodeDataChanged, Path: ConfigPath, ACL: t.acls.get(n.acl)}}
+	out := t.clientStat(n)
+	t.updateQuotaStats(ConfigPath, diff, 0)
+	return out, []Event{{Type: jute.EventNodeDataChanged, Path: ConfigPath, ACL: t.acls.get(n.acl)}}
 }

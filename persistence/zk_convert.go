@@ -10,7 +10,8 @@ import (
 // ToState turns an imported ZooKeeper database into zkraft's state. Sessions keep their
 // ids and timeouts and get the passwords ZooKeeper gave them (session.ZooKeeperPassword),
 // so their clients can reconnect to zkraft; zxids, times and versions are kept as they are.
-// Missing system nodes get the values datatree.New gives them.
+// Missing system nodes get the values datatree.New gives them. Quota stats are counted
+// again, as ZooKeeper counts them when it loads a database.
 func (st *ZKState) ToState(opts datatree.Options) (*State, error) {
 	nodes, err := st.normalized()
 	if err != nil {
@@ -20,6 +21,7 @@ func (st *ZKState) ToState(opts datatree.Options) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("persistence: imported tree: %w", err)
 	}
+	tree.RecomputeQuotas() // as ZooKeeper's setupQuota after loading its database
 	table := session.NewTable()
 	for _, s := range st.Sessions {
 		table.Add(session.Session{ID: s.ID, Timeout: s.Timeout, Password: session.ZooKeeperPassword(s.ID)})

@@ -50,6 +50,21 @@ const OpMoveSession int32 = -100
 // /zookeeper/config, where ZooKeeper shows it.
 const OpSetConfig int32 = -101
 
+// OpSetEnforceQuota is zkraft's own op: a leader whose zookeeper.enforceQuota differs
+// from the one the log holds writes its own (an EnforceQuotaRequest) when it takes
+// office, so every member judges quotas by the leader's setting, as ZooKeeper's leader
+// alone judges them in its prep step, and all of them judge alike.
+const OpSetEnforceQuota int32 = -103
+
+// EnforceQuotaRequest is the body of an OpSetEnforceQuota entry.
+type EnforceQuotaRequest struct{ On bool }
+
+// Encode writes the request.
+func (r *EnforceQuotaRequest) Encode(e *jute.Encoder) { e.Bool(r.On) }
+
+// Decode reads the request.
+func (r *EnforceQuotaRequest) Decode(d *jute.Decoder) { r.On = d.Bool() }
+
 // SessionRequest is the body of a createSession entry.
 type SessionRequest struct {
 	Timeout  int32
@@ -83,6 +98,8 @@ func recordFor(op int32) (jute.Record, bool) {
 		return &jute.SetDataRequest{}, true
 	case OpReconfigNoQuorum:
 		return &jute.ReconfigRequest{}, true
+	case OpSetEnforceQuota:
+		return &EnforceQuotaRequest{}, true
 	}
 	if info, ok := jute.Op(op); ok && info.Write {
 		return info.NewRecord(), true

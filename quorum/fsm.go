@@ -100,6 +100,7 @@ func NewFSM(opts datatree.Options) *FSM {
 		OpSetConfig:          f.applySetConfig,
 		jute.OpReconfig:      f.applyReconfig,
 		OpReconfigNoQuorum:   f.applyReconfig,
+		OpSetEnforceQuota:    f.applySetEnforceQuota,
 	}
 	for _, op := range []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
 		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpCheck, jute.OpMulti, jute.OpDeleteContainer} {
@@ -247,6 +248,19 @@ func (f *FSM) applySetConfig(zxid int64, e *Entry) (*Result, []datatree.Event) {
 	}
 	_, events := f.setMembers(zxid, e, m)
 	return &Result{}, events
+}
+
+// applySetEnforceQuota records the leader's zookeeper.enforceQuota in the tree.
+func (f *FSM) applySetEnforceQuota(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	f.tree.SetEnforceQuota(e.Req.(*EnforceQuotaRequest).On)
+	return &Result{}, nil
+}
+
+// EnforceQuota reports whether the applied log has quotas enforced.
+func (f *FSM) EnforceQuota() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.tree.EnforceQuota()
 }
 
 // applySync answers a sync once it is applied: a client's (one of its connection's

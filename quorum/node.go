@@ -20,9 +20,13 @@ import (
 
 // Config is what a node needs; the server fills it from zoo.cfg and flags.
 type Config struct {
-	DataDir  string           // holds log/ (the transaction log), raft.db (stable store) and snapshots/
-	Tree     datatree.Options // must be the same on every server
-	TickTime time.Duration    // session expiry bucket width
+	DataDir string           // holds log/ (the transaction log), raft.db (stable store) and snapshots/
+	Tree    datatree.Options // must be the same on every server
+	// EnforceQuota is this server's zookeeper.enforceQuota. It takes effect when this
+	// server leads: it then writes it into the log (OpSetEnforceQuota) if the log holds
+	// the other setting, and every member applies the log's.
+	EnforceQuota bool
+	TickTime     time.Duration // session expiry bucket width
 	// ContainerCheckInterval is how often the leader looks for empty containers and
 	// expired TTL nodes (znode.container.checkIntervalMs).
 	ContainerCheckInterval time.Duration
@@ -376,7 +380,31 @@ func (n *Node) WaitLeader(timeout time.Duration) error {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return n.raft.Barrier(time.Until(deadline)).Error()
+	if err := n.raft.Barrier(time.Until(deadline)).Error(); err != nil {
+		return err
+	}
+	// A new leader writes its enforceQuota first thing (watchLeadership); serve after it.
+	for n.FSM.EnforceQuota() != n.cfg.EnforceQuota {
+		if time.Now().After(deadline) {
+			return errors.New("quorum: enforceQuota not applied in time")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// writeEnforceQuota makes the log hold this leader's enforceQuota (Config.EnforceQuota).
+func (n *Node) writeEnforceQuota() {
+	if n.FSM.EnforceQuota() == n.cfg.EnforceQuota {
+		return
+	}
+	// Not counted in ProposalSizes: ZooKeeper proposes nothing like it.
+	e := &Entry{Op: OpSetEnforceQuota, Time: time.Now().UnixMilli(), Req: &EnforceQuotaRequest{On: n.cfg.EnforceQuota}}
+	if err := n.raft.Apply(e.Marshal(), 0).Error(); err != nil {
+		n.cfg.Logger.Warn("writing enforceQuota into the log failed", "err", err)
+		return
+	}
+	n.cfg.Logger.Info("quotas enforced by the leader's setting", "zookeeper.enforceQuota", n.cfg.EnforceQuota)
 }
 
 // Propose submits an entry that is no client connection's write (a new session, a
@@ -528,6 +556,7 @@ func (n *Node) watchLeadership() {
 				if n.IsClustered() {
 					n.cfg.Logger.Info("leading", "term", n.raft.CurrentTerm(), "zxid", fmt.Sprintf("0x%x", n.FSM.LastZxid()))
 				}
+				n.writeEnforceQuota()
 				n.duties.start()
 			} else {
 				if n.IsClustered() {

@@ -204,6 +204,9 @@ func (s *Server) adminMonitor() map[string]any {
 	for _, m := range s.monitor() {
 		out[m.name] = m.value
 	}
+	for _, m := range s.quotaMetrics() {
+		out[m.namespace+"_"+m.name] = m.value
+	}
 	return out
 }
 

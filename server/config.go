@@ -61,6 +61,10 @@ type Config struct {
 	// connections that hold no identity of the enforced schemes.
 	SASL        SASLConfig
 	EnforceAuth EnforceAuthConfig
+	// EnforceQuota (zookeeper.enforceQuota, off by default as in 3.8) refuses a create or
+	// setData that would go over a hard quota with QuotaExceeded and logs writes over a
+	// soft one. In a cluster the leader's setting applies (quorum.Config.EnforceQuota).
+	EnforceQuota bool
 	// AdminEnabled (admin.enableServer) serves ZooKeeper's AdminServer commands at
 	// AdminHost:AdminPort (admin.serverAddress, admin.serverPort) /commands/<name> as
 	// JSON, and /healthz and /ready. MetricsPort (metricsProvider.httpPort), if not 0,

@@ -259,6 +259,10 @@ func (s *Server) writeMntr(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "zk_%s\t%v\n", m.name, v)
 	}
+	// ZooKeeper's metrics provider names a set's values key_name.
+	for _, m := range s.quotaMetrics() {
+		fmt.Fprintf(b, "zk_%s_%s\t%d\n", m.namespace, m.name, m.value)
+	}
 }
 
 // metric is one of mntr's values, named as ZooKeeper names it (without zk_).

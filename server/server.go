@@ -54,6 +54,7 @@ type Server struct {
 	adminSnap adminSnapshot // the snapshot admin command's rate limit
 	// saslUsers are the DIGEST-MD5 users of the JAAS file; nil: SASL is off.
 	saslUsers sasl.Users
+	quota quotaErrors
 }
 
 // New checks cfg; nothing is opened until Start.
@@ -79,7 +80,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 func (s *Server) Start() error {
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
 	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered(),
-		SASL: s.cfg.SASL.AuthProvider}
+		SASL: s.cfg.SASL.AuthProvider, OnQuota: s.quotaExceeded}
+	qc.EnforceQuota = s.cfg.EnforceQuota
 	if src, err := s.cfg.tlsSource(func(err error) {
 		s.log.Error("ssl: a changed store did not load; the previous one stays in use", "err", err)
 	}); err != nil {
@@ -138,6 +140,7 @@ func (s *Server) Start() error {
 	s.mu.Lock()
 	s.node = node
 	s.mu.Unlock()
+	s.quota.leader.Store(node)
 	if readOnly {
 		s.enterReadOnly()
 	}

@@ -230,3 +230,30 @@ func TestSASLSettings(t *testing.T) {
 		t.Fatalf("warnings %q", warnings)
 	}
 }
+
+func TestEnforceQuotaSettings(t *testing.T) {
+	load := func(env map[string]string, configPath string) server.Config {
+		t.Helper()
+		cfg, _, err := loadConfig(newStartCommand(), configPath, envOf(env), &server.Config{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if load(nil, "").EnforceQuota {
+		t.Fatal("quotas must not be enforced by default (ZooKeeper 3.8's default)")
+	}
+	for _, env := range []string{"JVMFLAGS", "SERVER_JVMFLAGS"} {
+		if !load(map[string]string{env: "-Xmx1g -Dzookeeper.enforceQuota=true"}, "").EnforceQuota {
+			t.Fatalf("%s -Dzookeeper.enforceQuota=true ignored", env)
+		}
+	}
+	// In zoo.cfg ZooKeeper makes enforceQuota the system property zookeeper.enforceQuota.
+	for _, key := range []string{"enforceQuota", "zookeeper.enforceQuota"} {
+		path := filepath.Join(t.TempDir(), "zoo.cfg")
+		os.WriteFile(path, []byte(key+"=true\n"), 0o644)
+		if !load(nil, path).EnforceQuota {
+			t.Fatalf("zoo.cfg %s=true ignored", key)
+		}
+	}
+}

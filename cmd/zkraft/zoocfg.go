@@ -36,6 +36,8 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	},
 	"extendedTypesEnabled":                               boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
 	"zookeeper.extendedTypesEnabled":                     boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
+	"enforceQuota":                                       boolKey(func(c *server.Config, b bool) { c.EnforceQuota = b }),
+	"zookeeper.enforceQuota":                             boolKey(func(c *server.Config, b bool) { c.EnforceQuota = b }),
 	"reconfigEnabled":                                    boolKey(func(c *server.Config, b bool) { c.ReconfigEnabled = b }),
 	"enableExistsACLCheck":                               boolKey(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
 	"zookeeper.enableExistsACLCheck":                     boolKey(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
