@@ -54,7 +54,7 @@ type Server struct {
 	adminSnap adminSnapshot // the snapshot admin command's rate limit
 	// saslUsers are the DIGEST-MD5 users of the JAAS file; nil: SASL is off.
 	saslUsers sasl.Users
-	quota quotaErrors
+	quota     quotaErrors
 }
 
 // New checks cfg; nothing is opened until Start.
