@@ -1,17 +1,10 @@
 package server
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,67 +13,24 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkraft/zkraft/server/tlsconf/tlstest"
 	"github.com/zkraft/zkraft/server/ztest"
 )
 
-// pemCA is a CA made for one test, with its certificate in a PEM trust store.
-type pemCA struct {
-	cert      *x509.Certificate
-	key       *ecdsa.PrivateKey
-	trustPath string
-}
-
-func newPEMCA(t *testing.T, dir, name string) *pemCA {
+// memberKeyStore writes a PEM key store as ZooKeeper reads it (the member's key and
+// certificate in one file), issued by ca for a member at ips, and returns its path.
+func memberKeyStore(t *testing.T, ca *tlstest.CA, dir, name string, ips ...string) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	path := filepath.Join(dir, name+"-truststore.pem")
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return &pemCA{cert: cert, key: key, trustPath: path}
-}
-
-// keyStore writes a PEM key store as ZooKeeper reads it (the member's certificate and
-// its PKCS#8 key in one file) for a member at ips, and returns its path.
-func (ca *pemCA) keyStore(t *testing.T, dir, name string, ips ...string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	o := tlstest.Options{Subject: pkix.Name{CommonName: name}}
 	for _, ip := range ips {
-		tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
+		o.IPs = append(o.IPs, net.ParseIP(ip))
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	b = append(b, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk})...)
-	path := filepath.Join(dir, name+"-keystore.pem")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return ca.Issue(t, o).WritePEM(t, filepath.Join(dir, name+"-keystore.pem"))
+}
+
+// trustPEM writes ca's certificate as a PEM trust store and returns its path.
+func trustPEM(t *testing.T, ca *tlstest.CA, dir string) string {
+	return tlstest.WriteFile(t, filepath.Join(dir, ca.Cert.Subject.CommonName+"-truststore.pem"), ca.CertPEM())
 }
 
 // sslQuorumConfig is the zoo.cfg of a 3-member cluster whose members talk mutual TLS,
@@ -88,12 +38,12 @@ func (ca *pemCA) keyStore(t *testing.T, dir, name string, ips ...string) string 
 func sslQuorumConfig(t *testing.T) (map[string]string, []string) {
 	t.Helper()
 	dir := t.TempDir()
-	ca := newPEMCA(t, dir, "ca")
+	ca := tlstest.NewCA(t, "ca")
 	cfg := map[string]string{
 		"sslQuorum":                       "true",
-		"ssl.quorum.keyStore.location":    ca.keyStore(t, dir, "member", "127.0.0.1"),
+		"ssl.quorum.keyStore.location":    memberKeyStore(t, ca, dir, "member", "127.0.0.1"),
 		"ssl.quorum.keyStore.type":        "PEM",
-		"ssl.quorum.trustStore.location":  ca.trustPath,
+		"ssl.quorum.trustStore.location":  trustPEM(t, ca, dir),
 		"ssl.quorum.trustStore.type":      "PEM",
 		"ssl.quorum.hostnameVerification": "true",
 	}
@@ -343,8 +293,7 @@ func TestSSLQuorumUntrustedMemberProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Stop)
-	rogue := newPEMCA(t, t.TempDir(), "rogue")
-	rogueStore := rogue.keyStore(t, t.TempDir(), "rogue", "127.0.0.1")
+	rogueStore := memberKeyStore(t, tlstest.NewCA(t, "rogue"), t.TempDir(), "rogue", "127.0.0.1")
 	out := (c.Leader() + 1) % 3
 	m := c.Members[out]
 	if err := m.Kill(); err != nil {

@@ -7,12 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/server/tlsconf"
 )
 
 // QuorumSSL is ZooKeeper's TLS between members: sslQuorum, portUnification and the
@@ -24,9 +23,10 @@ type QuorumSSL struct {
 	Enabled         bool // sslQuorum
 	PortUnification bool // portUnification
 	// The key store holds this member's certificate and key, the trust store the CAs
-	// whose members it accepts. Type "" is taken from the file name, as ZooKeeper does.
-	// A password may be given inline or, as a file's content, by its PasswordPath. PEM
-	// stores need none (an encrypted PEM key is not read yet).
+	// whose members it accepts: PEM, PKCS12 or JKS files, read by server/tlsconf. Type
+	// "" is taken from the file name (.pem, .p12, .jks), as ZooKeeper does. A password
+	// may be given inline or, as a file's content, by its PasswordPath. PEM stores need
+	// none (an encrypted PEM key is not read).
 	KeyStoreLocation, KeyStorePassword, KeyStorePasswordPath, KeyStoreType         string
 	TrustStoreLocation, TrustStorePassword, TrustStorePasswordPath, TrustStoreType string
 	// Protocol is ssl.quorum.protocol (ZooKeeper 3.8's default TLSv1.2);
@@ -75,7 +75,7 @@ func (q *QuorumSSL) quorumTLS() (*quorum.TLS, error) {
 	if !q.Enabled && !q.PortUnification {
 		return nil, nil
 	}
-	cert, pool, err := loadPEMStores(q)
+	cert, pool, err := q.stores()
 	if err != nil {
 		return nil, err
 	}
@@ -103,59 +103,16 @@ func (q *QuorumSSL) quorumTLS() (*quorum.TLS, error) {
 	return t, nil
 }
 
-// loadPEMStores reads the key store (one PEM file with the member's certificate chain
-// and its unencrypted private key) and the trust store (PEM certificates).
-//
-// PEM only: server/tlsconf (branch tls) reads PKCS12 and JKS stores too, and is to
-// replace this function when the branches meet.
-func loadPEMStores(q *QuorumSSL) (tls.Certificate, *x509.CertPool, error) {
-	for _, s := range []struct{ key, typ, loc string }{
-		{"ssl.quorum.keyStore", q.KeyStoreType, q.KeyStoreLocation},
-		{"ssl.quorum.trustStore", q.TrustStoreType, q.TrustStoreLocation},
-	} {
-		typ := storeType(s.typ, s.loc)
-		if typ == "" {
-			return tls.Certificate{}, nil, fmt.Errorf("%s.type: the name %s does not tell the store's type; set it", s.key, s.loc)
-		}
-		if typ != "PEM" {
-			return tls.Certificate{}, nil, fmt.Errorf("%s.type %q (of %s): zkraft reads PEM stores only", s.key, typ, s.loc)
-		}
-	}
-	cert, err := tls.LoadX509KeyPair(q.KeyStoreLocation, q.KeyStoreLocation)
-	if err != nil && (q.KeyStorePassword != "" || q.KeyStorePasswordPath != "") {
-		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.keyStore.location %s: %v (zkraft reads unencrypted PEM keys only)", q.KeyStoreLocation, err)
-	}
+// stores reads the key and trust stores through tlsconf; an error names the
+// ssl.quorum.* key of the store at fault.
+func (q *QuorumSSL) stores() (tls.Certificate, *x509.CertPool, error) {
+	cert, pool, err := tlsconf.LoadStores(
+		tlsconf.Store{Location: q.KeyStoreLocation, Password: q.KeyStorePassword, PasswordPath: q.KeyStorePasswordPath, Type: q.KeyStoreType},
+		tlsconf.Store{Location: q.TrustStoreLocation, Password: q.TrustStorePassword, PasswordPath: q.TrustStorePasswordPath, Type: q.TrustStoreType})
 	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.keyStore.location %s: %v", q.KeyStoreLocation, err)
-	}
-	b, err := os.ReadFile(q.TrustStoreLocation)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.trustStore.location: %v", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(b) {
-		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.trustStore.location %s holds no PEM certificate", q.TrustStoreLocation)
+		return tls.Certificate{}, nil, fmt.Errorf("ssl.quorum.%w", err)
 	}
 	return cert, pool, nil
-}
-
-// storeType is a store's type as ZooKeeper decides it: the type given, else the file
-// name's extension (.pem, .jks, .p12 or .pfx, .bcfks); "" if neither says.
-func storeType(given, location string) string {
-	if given != "" {
-		return strings.ToUpper(given)
-	}
-	switch strings.ToLower(filepath.Ext(location)) {
-	case ".pem":
-		return "PEM"
-	case ".jks":
-		return "JKS"
-	case ".p12", ".pfx":
-		return "PKCS12"
-	case ".bcfks":
-		return "BCFKS"
-	}
-	return ""
 }
 
 var tlsVersions = map[string]uint16{"TLSv1": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11, "TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}

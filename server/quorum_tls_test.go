@@ -2,19 +2,23 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509/pkix"
 	"errors"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/server/tlsconf/tlstest"
 )
 
-// storesFor is a member's QuorumSSL with its key store from ca for ips, trusting trust.
-func storesFor(t *testing.T, dir string, ca *pemCA, name string, trust *pemCA, verify bool, ips ...string) QuorumSSL {
-	return QuorumSSL{Enabled: true, KeyStoreLocation: ca.keyStore(t, dir, name, ips...), TrustStoreLocation: trust.trustPath,
-		HostnameVerification: verify}
+// storesFor is a member's QuorumSSL with PEM stores: its key store from ca for ips,
+// trusting trust.
+func storesFor(t *testing.T, dir string, ca *tlstest.CA, name string, trust *tlstest.CA, verify bool, ips ...string) QuorumSSL {
+	return QuorumSSL{Enabled: true, KeyStoreLocation: memberKeyStore(t, ca, dir, name, ips...),
+		TrustStoreLocation: trustPEM(t, trust, dir), HostnameVerification: verify}
 }
 
 // handshake runs one stream from dialer to listener over loopback as quorum does
@@ -60,7 +64,7 @@ func mustTLS(t *testing.T, q QuorumSSL) *quorum.TLS {
 // and a certificate from a CA not trusted is still refused.
 func TestQuorumSSLHostnameVerification(t *testing.T) {
 	dir := t.TempDir()
-	ca, rogue := newPEMCA(t, dir, "ca"), newPEMCA(t, dir, "rogue")
+	ca, rogue := tlstest.NewCA(t, "ca"), tlstest.NewCA(t, "rogue")
 	for _, verify := range []bool{true, false} {
 		right := mustTLS(t, storesFor(t, dir, ca, "right", ca, verify, "127.0.0.1"))
 		wrong := mustTLS(t, storesFor(t, dir, ca, "wrong", ca, verify, "192.0.2.1"))
@@ -85,7 +89,7 @@ func TestQuorumSSLHostnameVerification(t *testing.T) {
 
 func TestQuorumSSLSettings(t *testing.T) {
 	dir := t.TempDir()
-	ca := newPEMCA(t, dir, "ca")
+	ca := tlstest.NewCA(t, "ca")
 	good := storesFor(t, dir, ca, "m", ca, true, "127.0.0.1")
 	tc := mustTLS(t, good)
 	if tc.Client == nil || tc.AcceptPlaintext || tc.Server.MinVersion != tls.VersionTLS12 || tc.Server.MaxVersion != tls.VersionTLS12 {
@@ -107,19 +111,26 @@ func TestQuorumSSLSettings(t *testing.T) {
 		t.Fatalf("protocols and suites: %+v", tc.Server)
 	}
 
-	bad := map[string]func(q *QuorumSSL){
-		"clientAuth":     func(q *QuorumSSL) { q.ClientAuth = "want" },
-		"keyStore":       func(q *QuorumSSL) { q.KeyStoreLocation = "" },
-		"trustStore":     func(q *QuorumSSL) { q.TrustStoreLocation = "" },
-		"TLSv1.4":        func(q *QuorumSSL) { q.Protocol = "TLSv1.4" },
-		"ciphersuites":   func(q *QuorumSSL) { q.CipherSuites = []string{"TLS_NULL_WITH_NULL_NULL"} },
-		"handshake":      func(q *QuorumSSL) { q.HandshakeTimeout = -time.Second },
-		"PKCS12 (store)": func(q *QuorumSSL) { q.KeyStoreType = "PKCS12" },
-		"no type":        func(q *QuorumSSL) { q.KeyStoreType, q.KeyStoreLocation = "", dir+"/member.crt" },
+	// Each bad setting stops the start with an error naming its key. A store's type,
+	// given or taken from its name, must be the file's.
+	bad := map[string]struct {
+		key    string
+		change func(q *QuorumSSL)
+	}{
+		"clientAuth":        {"ssl.quorum.clientAuth", func(q *QuorumSSL) { q.ClientAuth = "want" }},
+		"keyStore":          {"ssl.quorum.keyStore.location", func(q *QuorumSSL) { q.KeyStoreLocation = "" }},
+		"trustStore":        {"ssl.quorum.trustStore.location", func(q *QuorumSSL) { q.TrustStoreLocation = "" }},
+		"TLSv1.4":           {"ssl.quorum protocol", func(q *QuorumSSL) { q.Protocol = "TLSv1.4" }},
+		"ciphersuites":      {"ssl.quorum.ciphersuites", func(q *QuorumSSL) { q.CipherSuites = []string{"TLS_NULL_WITH_NULL_NULL"} }},
+		"handshake":         {"ssl.quorum.handshakeDetectionTimeoutMillis", func(q *QuorumSSL) { q.HandshakeTimeout = -time.Second }},
+		"PKCS12 on PEM key": {"ssl.quorum.keyStore", func(q *QuorumSSL) { q.KeyStoreType = "PKCS12" }},
+		"JKS on PEM trust":  {"ssl.quorum.trustStore", func(q *QuorumSSL) { q.TrustStoreType = "JKS" }},
+		"BCFKS":             {"ssl.quorum.keyStore", func(q *QuorumSSL) { q.KeyStoreType = "BCFKS" }},
+		"no type":           {"ssl.quorum.keyStore", func(q *QuorumSSL) { q.KeyStoreType, q.KeyStoreLocation = "", dir+"/member.crt" }},
 	}
-	for name, change := range bad {
+	for name, c := range bad {
 		q := good
-		change(&q)
+		c.change(&q)
 		cfg := DefaultConfig()
 		cfg.ServerID, cfg.Servers = 1, []quorum.Peer{{ID: "1", RaftAddr: "127.0.0.1:1", PeerAddr: "127.0.0.1:2"}}
 		cfg.QuorumSSL = q
@@ -127,8 +138,8 @@ func TestQuorumSSLSettings(t *testing.T) {
 		if err == nil {
 			_, err = q.quorumTLS()
 		}
-		if err == nil || !strings.Contains(err.Error(), "ssl.quorum") {
-			t.Errorf("%s: %v", name, err)
+		if err == nil || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s: %v, want an error naming %s", name, err, c.key)
 		}
 	}
 	// As ZooKeeper, a standalone server ignores sslQuorum.
@@ -139,12 +150,47 @@ func TestQuorumSSLSettings(t *testing.T) {
 	}
 }
 
+// Members whose key stores are JKS and trust stores PKCS12, both made by keytool with
+// passwords (one read from a file), handshake with each other; a member whose JKS store
+// holds a certificate from a CA not trusted is refused whichever end it is, and a wrong
+// trust store password stops the start naming the key.
+func TestQuorumSSLKeytoolStores(t *testing.T) {
+	tlstest.RequireKeytool(t)
+	dir := t.TempDir()
+	const pw = "changeit1"
+	pwFile := tlstest.WriteFile(t, filepath.Join(dir, "password"), []byte(pw+"\n"))
+	ca := tlstest.NewCA(t, "ca")
+	trust := ca.KeytoolTrustStore(t, dir, filepath.Join(dir, "trust.p12"), "PKCS12", pw)
+	member := func(ca *tlstest.CA, name string) QuorumSSL {
+		leaf := ca.Issue(t, tlstest.Options{Subject: pkix.Name{CommonName: name}})
+		return QuorumSSL{Enabled: true, HostnameVerification: true,
+			KeyStoreLocation: leaf.KeytoolKeyStore(t, dir, filepath.Join(dir, name+".jks"), "JKS", pw), KeyStorePasswordPath: pwFile,
+			TrustStoreLocation: trust, TrustStorePassword: pw}
+	}
+	a, b := mustTLS(t, member(ca, "a")), mustTLS(t, member(ca, "b"))
+	untrusted := mustTLS(t, member(tlstest.NewCA(t, "rogue"), "untrusted"))
+	if err := handshake(t, a, b); err != nil {
+		t.Fatalf("JKS and PKCS12 stores: %v", err)
+	}
+	if err := handshake(t, untrusted, a); err == nil {
+		t.Error("a listener with an untrusted certificate was accepted")
+	}
+	if err := handshake(t, a, untrusted); err == nil {
+		t.Error("a dialer with an untrusted certificate was accepted")
+	}
+	wrong := member(ca, "c")
+	wrong.TrustStorePassword = "wrong"
+	if _, err := wrong.quorumTLS(); err == nil || !strings.Contains(err.Error(), "ssl.quorum.trustStore") {
+		t.Errorf("wrong trust store password: %v", err)
+	}
+}
+
 // The partition scenario with every stream between members mutual TLS, on PEM stores:
 // the cut closes the TLS streams, the majority goes on, and after the heal the old
 // leader's new streams handshake and it catches up.
 func TestClusterPartitionedLeaderTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca := newPEMCA(t, dir, "ca")
+	ca := tlstest.NewCA(t, "ca")
 	stores := storesFor(t, dir, ca, "member", ca, true, "127.0.0.1")
 	tc := newTestClusterWith(t, 3, func(c *Config) { c.QuorumSSL = stores })
 	for _, p := range tc.cfgs[0].Servers {

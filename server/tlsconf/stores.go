@@ -54,6 +54,21 @@ func (s Store) password() (string, error) {
 	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
+// LoadStores reads a key store's key and certificate chain and a trust store's
+// certificates once, for a caller that keeps them (no reloading). An error names the
+// store ("keyStore: ..." or "trustStore: ...").
+func LoadStores(key, trust Store) (tls.Certificate, *x509.CertPool, error) {
+	cert, err := loadKeyPair(key)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("keyStore: %w", err)
+	}
+	pool, err := loadTrustPool(trust)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("trustStore: %w", err)
+	}
+	return *cert, pool, nil
+}
+
 // loadKeyPair reads the private key and its certificate chain from a key store.
 func loadKeyPair(s Store) (*tls.Certificate, error) {
 	kind, data, pw, err := s.read()

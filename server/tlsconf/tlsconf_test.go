@@ -2,12 +2,14 @@ package tlsconf_test
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"errors"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -348,5 +350,34 @@ func TestTLSConfNoReload(t *testing.T) {
 	cfg, _ := server.ClientConfig("127.0.0.1:1")
 	if got := cfg.Certificates[0].Leaf.Subject.CommonName; got != "server" || server.Reloads() != 0 {
 		t.Fatalf("certificate %q, reloads %d", got, server.Reloads())
+	}
+}
+
+// TestTLSConfLoadStores: LoadStores reads the stores once (a Go-made PKCS12 key store,
+// a PEM trust store) and names the store at fault.
+func TestTLSConfLoadStores(t *testing.T) {
+	s := newStores(t)
+	key := tlsconf.Store{Location: s.server.WritePKCS12(t, filepath.Join(s.dir, "server.p12"), "pw"), Password: "pw"}
+	trust := tlsconf.Store{Location: tlstest.WriteFile(t, filepath.Join(s.dir, "ca.pem"), s.ca.CertPEM())}
+	cert, pool, err := tlsconf.LoadStores(key, trust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Leaf.Subject.CommonName != "server" {
+		t.Fatalf("certificate %v", cert.Leaf.Subject)
+	}
+	if _, err := cert.Leaf.Verify(x509.VerifyOptions{Roots: pool}); err != nil {
+		t.Fatalf("the trust pool does not verify the CA's certificate: %v", err)
+	}
+	badKey, badTrust := key, trust
+	badKey.Password = "wrong"
+	badTrust.Type = "JKS"
+	for _, c := range []struct {
+		key, trust tlsconf.Store
+		want       string
+	}{{badKey, trust, "keyStore: "}, {key, badTrust, "trustStore: "}} {
+		if _, _, err := tlsconf.LoadStores(c.key, c.trust); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error starting %q", c, err, c.want)
+		}
 	}
 }

@@ -61,10 +61,11 @@ type Options struct {
 	NotAfter time.Time // zero: a day from now
 	// NotBefore zero: an hour ago.
 	NotBefore time.Time
+	// IPs, if set, are the certificate's only names; nil: 127.0.0.1 and localhost.
+	IPs []net.IP
 }
 
-// Issue makes a certificate for both server and client use, valid for 127.0.0.1 and
-// localhost.
+// Issue makes a certificate for both server and client use, valid for o.IPs.
 func (ca *CA) Issue(t testing.TB, o Options) *Leaf {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -81,7 +82,10 @@ func (ca *CA) Issue(t testing.TB, o Options) *Leaf {
 		SerialNumber: serial(t), Subject: o.Subject, NotBefore: o.NotBefore, NotAfter: o.NotAfter,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
+		IPAddresses: o.IPs,
+	}
+	if o.IPs == nil {
+		tmpl.IPAddresses, tmpl.DNSNames = []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
