@@ -115,52 +115,23 @@ func (q *QuorumSSL) stores() (tls.Certificate, *x509.CertPool, error) {
 	return cert, pool, nil
 }
 
-var tlsVersions = map[string]uint16{"TLSv1": tls.VersionTLS10, "TLSv1.1": tls.VersionTLS11, "TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
-
-// versions is the lowest and highest enabled protocol version.
+// versions is the lowest and highest enabled protocol version, as for clients.
 func (q *QuorumSSL) versions() (lo, hi uint16, err error) {
-	enabled := q.EnabledProtocols
-	if len(enabled) == 0 {
-		p := q.Protocol
-		if p == "" {
-			p = "TLSv1.2"
-		}
-		if p == "TLS" { // Java's "TLS" context: every version it supports
-			return tls.VersionTLS12, tls.VersionTLS13, nil
-		}
-		enabled = []string{p}
+	lo, hi, err = (&tlsconf.Settings{Protocol: q.Protocol, EnabledProtocols: q.EnabledProtocols}).Versions()
+	if err != nil {
+		err = fmt.Errorf("ssl.quorum %w", err)
 	}
-	for _, name := range enabled {
-		v, ok := tlsVersions[strings.TrimSpace(name)]
-		if !ok {
-			return 0, 0, fmt.Errorf("ssl.quorum protocol %q is not one of TLSv1, TLSv1.1, TLSv1.2, TLSv1.3", name)
-		}
-		if lo == 0 || v < lo {
-			lo = v
-		}
-		hi = max(hi, v)
-	}
-	return lo, hi, nil
+	return lo, hi, err
 }
 
-// suites maps the configured cipher suites to Go's ids.
+// suites maps the configured cipher suites to Go's ids, as for clients (ZooKeeper's
+// list when none is set).
 func (q *QuorumSSL) suites() ([]uint16, error) {
-	if len(q.CipherSuites) == 0 {
-		return nil, nil
+	ids, err := tlsconf.CipherSuites(q.CipherSuites)
+	if err != nil {
+		err = fmt.Errorf("ssl.quorum.ciphersuites: %w", err)
 	}
-	known := map[string]uint16{}
-	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
-		known[s.Name] = s.ID
-	}
-	var ids []uint16
-	for _, name := range q.CipherSuites {
-		id, ok := known[strings.TrimSpace(name)]
-		if !ok {
-			return nil, fmt.Errorf("ssl.quorum.ciphersuites: %q is not a cipher suite zkraft knows", name)
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
+	return ids, err
 }
 
 // verifyDialerHost checks that the dialer's certificate names the address it dials

@@ -78,10 +78,10 @@ func DefaultSettings() Settings {
 
 // Validate names the first bad field.
 func (s *Settings) Validate() error {
-	if _, _, err := s.versions(); err != nil {
+	if _, _, err := s.Versions(); err != nil {
 		return err
 	}
-	if _, err := cipherSuites(s.CipherSuites); err != nil {
+	if _, err := CipherSuites(s.CipherSuites); err != nil {
 		return err
 	}
 	for _, st := range []struct {
@@ -108,9 +108,9 @@ var protocolVersions = map[string][2]uint16{
 	"TLS":     {tls.VersionTLS12, tls.VersionTLS13},
 }
 
-// versions is the range of versions the enabled protocols cover (Go enables a range,
+// Versions is the range of versions the enabled protocols cover (Go enables a range,
 // Java a set: a gap in the set is filled).
-func (s *Settings) versions() (lo, hi uint16, err error) {
+func (s *Settings) Versions() (lo, hi uint16, err error) {
 	names := s.EnabledProtocols
 	if len(names) == 0 {
 		p := s.Protocol
@@ -146,12 +146,12 @@ var DefaultCipherSuites = []string{
 // ErrNoCipherSuite: none of ssl.ciphersuites is one Go implements for TLS 1.2 or lower.
 var ErrNoCipherSuite = errors.New("no cipher suite of ssl.ciphersuites is supported")
 
-// cipherSuites maps Java cipher suite names (IANA's; "SSL_" is Java's old prefix for
+// CipherSuites maps Java cipher suite names (IANA's; "SSL_" is Java's old prefix for
 // "TLS_") to Go's ids. Names Go does not implement are skipped: Java ignores TLS 1.3
 // suites in this list when it negotiates 1.2 and Go always enables all 1.3 suites, and
 // a suite only Java has (DHE, for one) must not stop a server that has others. None
 // left is an error. The server prefers its own order (Go's).
-func cipherSuites(names []string) ([]uint16, error) {
+func CipherSuites(names []string) ([]uint16, error) {
 	if len(names) == 0 {
 		names = DefaultCipherSuites
 	}

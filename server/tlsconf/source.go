@@ -44,8 +44,8 @@ func New(s Settings, reloadFailed func(error)) (*Source, error) {
 		return nil, err
 	}
 	src := &Source{s: s, reloadFailed: reloadFailed}
-	src.minV, src.maxV, _ = s.versions()
-	src.suites, _ = cipherSuites(s.CipherSuites)
+	src.minV, src.maxV, _ = s.Versions()
+	src.suites, _ = CipherSuites(s.CipherSuites)
 	if err := src.refresh(true); err != nil {
 		return nil, err
 	}
