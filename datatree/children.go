@@ -1,26 +1,31 @@
 package datatree
 
-import "sort"
+import (
+	"sort"
+	"unsafe"
+)
 
-// chunkMax bounds one sorted chunk: inserting or deleting copies at most this many
-// pointers, and the chunk index is 1/chunkMax of the children.
+// chunkMax bounds one sorted chunk: inserting or deleting copies at most this many ids,
+// and the chunk index is 1/chunkMax of the children.
 const chunkMax = 512
 
-// children is the sorted set of a node's children, split into sorted chunks so
-// that a node with very many children never pays a copy of all of them per change.
-// Chunks are non-empty and ordered: every name in chunks[i] sorts before every name
-// in chunks[i+1].
+// children is the sorted set of a node's children (their ids, ordered by name), split
+// into sorted chunks so that a node with very many children never pays a copy of all of
+// them per change. Chunks are non-empty and ordered: every name in chunks[i] sorts
+// before every name in chunks[i+1]. Names are read from the tree.
 type children struct {
-	chunks [][]*node
+	chunks [][]nodeID
 	n      int
 }
 
+func (t *Tree) nameOf(id nodeID) string { return t.name(t.mem.node(id)) }
+
 // chunkFor returns the index of the chunk that holds or would hold name.
-func (c *children) chunkFor(name string) int {
+func (c *children) chunkFor(t *Tree, name string) int {
 	// First chunk whose last name >= name; the last chunk if none.
 	i := sort.Search(len(c.chunks), func(i int) bool {
 		ch := c.chunks[i]
-		return ch[len(ch)-1].name >= name
+		return t.nameOf(ch[len(ch)-1]) >= name
 	})
 	if i == len(c.chunks) && i > 0 {
 		i--
@@ -28,85 +33,97 @@ func (c *children) chunkFor(name string) int {
 	return i
 }
 
-func searchChunk(ch []*node, name string) (int, bool) {
-	j := sort.Search(len(ch), func(j int) bool { return ch[j].name >= name })
-	return j, j < len(ch) && ch[j].name == name
+func searchChunk(t *Tree, ch []nodeID, name string) (int, bool) {
+	j := sort.Search(len(ch), func(j int) bool { return t.nameOf(ch[j]) >= name })
+	return j, j < len(ch) && t.nameOf(ch[j]) == name
 }
 
-func (c *children) get(name string) *node {
+func (c *children) get(t *Tree, name string) nodeID {
 	if c == nil || c.n == 0 {
-		return nil
+		return 0
 	}
-	ch := c.chunks[c.chunkFor(name)]
-	if j, ok := searchChunk(ch, name); ok {
+	ch := c.chunks[c.chunkFor(t, name)]
+	if j, ok := searchChunk(t, ch, name); ok {
 		return ch[j]
 	}
-	return nil
+	return 0
 }
 
-// add inserts n; the caller has checked that the name is absent.
-func (c *children) add(n *node) {
+// add inserts id, called name; the caller has checked that the name is absent.
+func (c *children) add(t *Tree, id nodeID, name string) {
 	c.n++
 	if len(c.chunks) == 0 {
-		c.chunks = append(c.chunks, []*node{n})
+		c.chunks = append(c.chunks, []nodeID{id})
 		return
 	}
-	i := c.chunkFor(n.name)
+	i := c.chunkFor(t, name)
 	ch := c.chunks[i]
-	j, _ := searchChunk(ch, n.name)
-	ch = append(ch, nil)
+	j, _ := searchChunk(t, ch, name)
+	ch = append(ch, 0)
 	copy(ch[j+1:], ch[j:])
-	ch[j] = n
+	ch[j] = id
 	if len(ch) <= chunkMax {
 		c.chunks[i] = ch
 		return
 	}
 	// Split in two halves; fresh slices so neither aliases the other.
 	half := len(ch) / 2
-	left := append(make([]*node, 0, chunkMax), ch[:half]...)
-	right := append(make([]*node, 0, chunkMax), ch[half:]...)
+	left := append(make([]nodeID, 0, chunkMax), ch[:half]...)
+	right := append(make([]nodeID, 0, chunkMax), ch[half:]...)
 	c.chunks = append(c.chunks, nil)
 	copy(c.chunks[i+2:], c.chunks[i+1:])
 	c.chunks[i], c.chunks[i+1] = left, right
 }
 
-// remove deletes the child called name and reports whether it was there.
-func (c *children) remove(name string) bool {
+// remove deletes the child called name and returns its id (0 if it was not there).
+func (c *children) remove(t *Tree, name string) nodeID {
 	if c == nil || c.n == 0 {
-		return false
+		return 0
 	}
-	i := c.chunkFor(name)
+	i := c.chunkFor(t, name)
 	ch := c.chunks[i]
-	j, ok := searchChunk(ch, name)
+	j, ok := searchChunk(t, ch, name)
 	if !ok {
-		return false
+		return 0
 	}
+	id := ch[j]
 	copy(ch[j:], ch[j+1:])
-	ch[len(ch)-1] = nil
 	ch = ch[:len(ch)-1]
 	c.n--
 	if len(ch) == 0 {
 		copy(c.chunks[i:], c.chunks[i+1:])
 		c.chunks[len(c.chunks)-1] = nil
 		c.chunks = c.chunks[:len(c.chunks)-1]
-		return true
+		return id
 	}
 	c.chunks[i] = ch
-	return true
+	return id
 }
 
 // each calls f for every child in name order until f returns false.
-func (c *children) each(f func(*node) bool) {
+func (c *children) each(f func(nodeID) bool) {
 	if c == nil {
 		return
 	}
 	for _, ch := range c.chunks {
-		for _, n := range ch {
-			if !f(n) {
+		for _, id := range ch {
+			if !f(id) {
 				return
 			}
 		}
 	}
+}
+
+// ids returns the children in name order, in a fresh slice.
+func (c *children) ids() []nodeID {
+	if c.len() == 0 {
+		return nil
+	}
+	out := make([]nodeID, 0, c.n)
+	for _, ch := range c.chunks {
+		out = append(out, ch...)
+	}
+	return out
 }
 
 func (c *children) len() int {
@@ -115,3 +132,6 @@ func (c *children) len() int {
 	}
 	return c.n
 }
+
+// childrenBytes is the size of one entry of the child table.
+const childrenBytes = unsafe.Sizeof(children{})

@@ -28,7 +28,7 @@ func (t *Tree) CleanupCandidates(now int64) []string {
 
 // cleanable is the candidate rule for one node.
 func (t *Tree) cleanable(n *node, now int64) bool {
-	if n.kids.len() > 0 {
+	if n.kids != 0 {
 		return false
 	}
 	switch t.kind(n) {
@@ -66,7 +66,7 @@ func (t *Tree) deleteContainer(tx Txn, path string) (jute.Code, []Event) {
 	if n == nil {
 		return jute.ErrNoNode, nil
 	}
-	if n.kids.len() > 0 {
+	if n.kids != 0 {
 		return jute.ErrNotEmpty, nil
 	}
 	if k := t.kind(n); k != kindContainer && k != kindTTL {

@@ -2,7 +2,6 @@ package datatree
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -107,7 +106,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, st jute.Stat, err jute
 		return "", jute.Stat{}, jute.ErrBadArguments, nil
 	}
 	name := path[len(parentPath)+1:]
-	if parent.child(name) != nil || path == "/" {
+	if t.child(parent, name) != nil || path == "/" {
 		return "", jute.Stat{}, jute.ErrNodeExists, nil
 	}
 	if t.kind(parent) == kindEphemeral {
@@ -133,17 +132,12 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, st jute.Stat, err jute
 	ps.Cversion++
 	ps.Pzxid = tx.Zxid
 	t.setStat(parent, ps)
-	n := &node{
-		name: strings.Clone(name), // do not pin the request's path
-		data: a.data,
-		acl:  t.acls.acquire(acl),
-		stat: storedStat{
-			Czxid: tx.Zxid, Mzxid: tx.Zxid, Pzxid: tx.Zxid,
-			Ctime: tx.Time, Mtime: tx.Time,
-			EphemeralOwner: owner,
-		},
-	}
-	t.link(parent, path, n)
+	id, n := t.newNode(name, a.data, t.acls.acquire(acl), storedStat{
+		Czxid: tx.Zxid, Mzxid: tx.Zxid, Pzxid: tx.Zxid,
+		Ctime: tx.Time, Mtime: tx.Time,
+		EphemeralOwner: owner,
+	})
+	t.link(parent, path, id, n)
 	st = t.clientStat(n)
 	t.quotaCreated(path, n)
 	return path, st, jute.OK, []Event{

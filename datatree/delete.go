@@ -37,7 +37,7 @@ func (t *Tree) delete(tx Txn, path string, version int32) (jute.Code, []Event) {
 	if !versionMatches(n.stat.Version, version) {
 		return jute.ErrBadVersion, nil
 	}
-	if n.kids.len() > 0 {
+	if n.kids != 0 {
 		return jute.ErrNotEmpty, nil
 	}
 	return jute.OK, t.removeNode(tx.Zxid, parentPath, parent, path, n)

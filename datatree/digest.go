@@ -18,7 +18,7 @@ func (t *Tree) Digest() uint64 {
 	t.walk(func(path string, n *node) {
 		e.Buf = e.Buf[:0]
 		e.String(path)
-		e.Buffer(n.data)
+		e.Buffer(t.data(n))
 		encodeStat(&e, &n.stat)
 		e.Buf = append(e.Buf, t.acls.keys[n.acl]...)
 		h.Write(e.Buf)

@@ -15,9 +15,11 @@
 // the standard library, and it fires no watches: Apply returns the events and the watch
 // layer decides who hears them.
 //
-// Memory is laid out for millions of znodes: a node stores its own name (not its full
-// path), no child container until it has children, ACL lists are interned in a
-// reference-counted cache (ZooKeeper's ReferenceCountedACLCache) and children are kept
-// sorted in chunks so a node with 100k children inserts, deletes and looks up in
-// logarithmic time plus a bounded copy.
+// Memory is laid out for millions of znodes and for a collector that barely sees them
+// (arena.go): node records hold no Go pointers and sit in pages; a node keeps its own
+// name, not its path, in one blob with its data; children are kept as sorted chunks of
+// node ids, so a node with 100k children inserts, deletes and looks up in logarithmic
+// time plus a bounded copy; ACL lists are interned in a reference-counted cache
+// (ZooKeeper's ReferenceCountedACLCache). Large pages and slabs come from the operating
+// system, outside the Go heap. Everything the tree returns (data, names) is a copy.
 package datatree

@@ -16,7 +16,8 @@ import (
 // node's frozen version in the Frozen (copy on write, once per node), and the walk reads
 // the saved version where there is one and the live node where there is none. A node
 // created after Freeze is reached by no frozen child list, and a node deleted after it
-// stays reachable from its parent's saved list.
+// stays reachable from its parent's saved list. The memory a change lets go of (a deleted
+// node's id, replaced data) is kept until Thaw, so the saved versions stay readable.
 //
 // The tree stays single-writer: Freeze, Thaw and every change run under the caller's
 // write exclusion, and each Next call under at least its read exclusion (no change runs
@@ -36,15 +37,13 @@ type Frozen struct {
 }
 
 type frozenNode struct {
-	data []byte
-	stat storedStat
-	acl  aclRef
-	kids []*node // in name order
+	rec  node     // the record as it was: name, data, stat and ACL
+	kids []nodeID // in name order
 }
 
 // frame is one node's frozen children still to write, and its path.
 type frame struct {
-	kids []*node
+	kids []nodeID
 	next int
 	path string
 }
@@ -81,6 +80,10 @@ func (t *Tree) Freeze() (*Frozen, error) {
 func (t *Tree) Thaw(f *Frozen) {
 	if t.frozen == f {
 		t.frozen = nil
+		for _, fr := range t.frozenFrees {
+			t.freeNow(fr)
+		}
+		t.frozenFrees = nil
 	}
 	f.saved = nil
 }
@@ -94,19 +97,7 @@ func (t *Tree) touch(n *node) {
 	if _, ok := f.saved[n]; ok {
 		return
 	}
-	f.saved[n] = frozenNode{data: n.data, stat: n.stat, acl: n.acl, kids: kidList(n.kids)}
-}
-
-func kidList(c *children) []*node {
-	if c.len() == 0 {
-		return nil
-	}
-	out := make([]*node, 0, c.len())
-	c.each(func(n *node) bool {
-		out = append(out, n)
-		return true
-	})
-	return out
+	f.saved[n] = frozenNode{rec: *n, kids: t.kidsOf(n).ids()}
 }
 
 // view is n as it was at Freeze.
@@ -114,7 +105,7 @@ func (f *Frozen) view(n *node) frozenNode {
 	if v, ok := f.saved[n]; ok {
 		return v
 	}
-	return frozenNode{data: n.data, stat: n.stat, acl: n.acl, kids: kidList(n.kids)}
+	return frozenNode{rec: *n, kids: f.t.kidsOf(n).ids()}
 }
 
 // Next encodes up to max more nodes in the snapshot format (see snapshot.go) and returns
@@ -138,10 +129,9 @@ func (f *Frozen) Next(max int) (out []byte, done bool) {
 			f.stack = f.stack[:len(f.stack)-1]
 			continue
 		}
-		n := top.kids[top.next]
+		v := f.view(f.t.mem.node(top.kids[top.next]))
 		top.next++
-		path := top.path + "/" + n.name
-		v := f.view(n)
+		path := top.path + "/" + f.t.name(&v.rec)
 		f.node(path, v)
 		written++
 		if len(v.kids) > 0 {
@@ -179,7 +169,7 @@ func (f *Frozen) header() {
 
 func (f *Frozen) node(path string, v frozenNode) {
 	f.e.String(path)
-	f.e.Buffer(v.data)
-	encodeStat(&f.e, &v.stat)
-	f.e.Int(int32(f.index[v.acl]))
+	f.e.Buffer(f.t.data(&v.rec))
+	encodeStat(&f.e, &v.rec.stat)
+	f.e.Int(int32(f.index[v.rec.acl]))
 }

@@ -83,7 +83,11 @@ func (t *Tree) multi(tx Txn, m *jute.MultiRequest) (jute.Record, jute.Code, []Ev
 	if t.enforceQuota && len(t.quotas) > 0 {
 		t.multiQuota = t.quotaBase()
 	}
-	defer func() { t.undo, t.multiQuota = nil, nil }()
+	applied := false
+	defer func() {
+		t.undo, t.multiQuota = nil, nil
+		t.endMulti(applied)
+	}()
 	results := make([]jute.MultiResult, len(steps))
 	var events []Event
 	for i, s := range steps {
@@ -109,6 +113,7 @@ func (t *Tree) multi(tx Txn, m *jute.MultiRequest) (jute.Record, jute.Code, []Ev
 		results[i] = multiResult(s.op, resp)
 		events = append(events, ev...)
 	}
+	applied = true
 	return &jute.MultiResponse{Results: results}, jute.OK, events
 }
 

@@ -1,39 +1,146 @@
 package datatree
 
-// node is one znode. It keeps its own name, not its path: paths are rebuilt from the
-// parent chain when needed, so a deep tree does not store every prefix many times.
+import "unsafe"
+
+// node is one znode's record, kept in the arena's pages. It holds no Go pointers, so the
+// collector never scans it: its name and data are one blob in the arena (name first),
+// its children a list of ids in the tree's child table, its ACL a ref into the ACL cache.
+// It keeps its own name, not its path: paths are rebuilt on the way down.
 type node struct {
-	name   string // last path component; "" for the root
-	parent *node
-	kids   *children // nil until the node gets its first child
-	data   []byte    // nil and empty are different, as in ZooKeeper (null vs byte[0])
-	acl    aclRef
-	stat   storedStat
+	stat    storedStat
+	kids    uint32 // index into Tree.kidTab; 0 while the node has no children
+	acl     aclRef
+	nameLen uint32
+	dataLen int32 // -1 is null data (nil and empty differ, as in ZooKeeper)
+	blob    blobRef
 }
 
-func (n *node) numChildren() int32 { return int32(n.kids.len()) }
+// name is n's last path component ("" for the root). The string points into the arena:
+// it is valid until n changes; clone it to keep it.
+func (t *Tree) name(n *node) string {
+	if n.nameLen == 0 {
+		return ""
+	}
+	b := t.mem.bytes(n.blob, int(n.nameLen))
+	return unsafe.String(&b[0], len(b))
+}
 
-func (n *node) child(name string) *node {
-	if n.kids == nil {
+// data is n's data (nil for null). The slice points into the arena: it is valid until n
+// changes; copy it to keep it.
+func (t *Tree) data(n *node) []byte {
+	switch n.dataLen {
+	case -1:
+		return nil
+	case 0:
+		return []byte{}
+	}
+	return t.mem.bytes(n.blob, int(n.nameLen)+int(n.dataLen))[n.nameLen:]
+}
+
+// dataCopy is n's data in a fresh slice, which the caller may keep.
+func (t *Tree) dataCopy(n *node) []byte {
+	d := t.data(n)
+	if d == nil {
 		return nil
 	}
-	return n.kids.get(name)
+	return append(make([]byte, 0, len(d)), d...)
 }
 
-func (n *node) addChild(c *node) {
-	if n.kids == nil {
-		n.kids = &children{}
+func dataLenOf(data []byte) int32 {
+	if data == nil {
+		return -1
 	}
-	c.parent = n
-	n.kids.add(c)
+	return int32(len(data))
 }
 
-func (n *node) removeChild(name string) {
-	if n.kids == nil {
-		return
+func (n *node) size() int { return int(n.nameLen) + max(int(n.dataLen), 0) }
+
+// store puts name and data into a new blob for n (whose old blob, if any, the caller
+// frees).
+func (t *Tree) store(n *node, name string, data []byte) {
+	n.nameLen, n.dataLen, n.blob = uint32(len(name)), dataLenOf(data), 0
+	if size := n.size(); size > 0 {
+		n.blob = t.mem.alloc(size)
+		b := t.mem.bytes(n.blob, size)
+		copy(b[copy(b, name):], data)
 	}
-	n.kids.remove(name)
-	if n.kids.len() == 0 {
-		n.kids = nil // a node with no children holds no container
+}
+
+// newNode makes a node named name with data, acl (acquired here) and st, not yet linked.
+func (t *Tree) newNode(name string, data []byte, acl aclRef, st storedStat) (nodeID, *node) {
+	id, n := t.mem.newNode()
+	n.acl, n.stat = acl, st
+	t.store(n, name, data)
+	return id, n
+}
+
+func (t *Tree) kidsOf(n *node) *children {
+	if n.kids == 0 {
+		return nil
 	}
+	return &t.kidTab[n.kids]
+}
+
+func (t *Tree) numChildren(n *node) int32 { return int32(t.kidsOf(n).len()) }
+
+// child returns the child of n called name, or nil.
+func (t *Tree) child(n *node, name string) *node {
+	if id := t.kidsOf(n).get(t, name); id != 0 {
+		return t.mem.node(id)
+	}
+	return nil
+}
+
+// addChild links id (named name) under n; the caller has checked the name is free.
+func (t *Tree) addChild(n *node, id nodeID, name string) {
+	if n.kids == 0 {
+		if k := len(t.freeKids); k > 0 {
+			n.kids = t.freeKids[k-1]
+			t.freeKids = t.freeKids[:k-1]
+		} else {
+			t.kidTab = append(t.kidTab, children{})
+			n.kids = uint32(len(t.kidTab) - 1)
+		}
+	}
+	t.kidTab[n.kids].add(t, id, name)
+}
+
+// removeChild unlinks the child called name and returns its id (0 if absent).
+func (t *Tree) removeChild(n *node, name string) nodeID {
+	c := t.kidsOf(n)
+	id := c.remove(t, name)
+	if c != nil && c.len() == 0 {
+		*c = children{} // a node with no children holds no list
+		t.freeKids = append(t.freeKids, n.kids)
+		n.kids = 0
+	}
+	return id
+}
+
+// eachChild calls f with every child of n in name order until f returns false.
+func (t *Tree) eachChild(n *node, f func(id nodeID, c *node) bool) {
+	t.kidsOf(n).each(func(id nodeID) bool { return f(id, t.mem.node(id)) })
+}
+
+// childNames returns the names of n's children in name order, sharing one fresh buffer.
+func (t *Tree) childNames(n *node) []string {
+	c := t.kidsOf(n)
+	names := make([]string, 0, c.len())
+	total := 0
+	c.each(func(id nodeID) bool {
+		total += int(t.mem.node(id).nameLen)
+		return true
+	})
+	buf := make([]byte, 0, total)
+	c.each(func(id nodeID) bool {
+		start := len(buf)
+		buf = append(buf, t.nameOf(id)...)
+		if len(buf) == start {
+			names = append(names, "")
+		} else {
+			names = append(names, unsafe.String(&buf[start], len(buf)-start))
+		}
+		return true
+	})
+	return names
 }

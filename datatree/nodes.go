@@ -19,11 +19,11 @@ type StoredNode struct {
 }
 
 // Nodes calls fn for every node in pre-order, children in name order. It only reads;
-// fn must not keep Data or ACL past a change to the tree.
+// Data is a copy, fn must not keep ACL past a change to the tree.
 func (t *Tree) Nodes(fn func(StoredNode)) {
 	t.walk(func(path string, n *node) {
 		s := n.stat
-		fn(StoredNode{Path: path, Data: n.data, ACL: t.acls.get(n.acl),
+		fn(StoredNode{Path: path, Data: t.dataCopy(n), ACL: t.acls.get(n.acl),
 			Czxid: s.Czxid, Mzxid: s.Mzxid, Ctime: s.Ctime, Mtime: s.Mtime, Pzxid: s.Pzxid,
 			EphemeralOwner: s.EphemeralOwner, Version: s.Version, Cversion: s.Cversion, Aversion: s.Aversion})
 	})
@@ -35,10 +35,10 @@ func FromNodes(nodes []StoredNode, opts Options) (*Tree, error) {
 	t := newEmpty(opts)
 	for i := range nodes {
 		sn := &nodes[i]
-		n := &node{data: sn.Data, acl: t.acls.acquire(sn.ACL), stat: storedStat{
+		st := storedStat{
 			Czxid: sn.Czxid, Mzxid: sn.Mzxid, Ctime: sn.Ctime, Mtime: sn.Mtime, Pzxid: sn.Pzxid,
-			EphemeralOwner: sn.EphemeralOwner, Version: sn.Version, Cversion: sn.Cversion, Aversion: sn.Aversion}}
-		if err := t.load(sn.Path, n); err != nil {
+			EphemeralOwner: sn.EphemeralOwner, Version: sn.Version, Cversion: sn.Cversion, Aversion: sn.Aversion}
+		if err := t.load(sn.Path, sn.Data, t.acls.acquire(sn.ACL), st); err != nil {
 			return nil, err
 		}
 	}
@@ -50,25 +50,30 @@ func FromNodes(nodes []StoredNode, opts Options) (*Tree, error) {
 }
 
 // load adds a node that a snapshot or an import holds: the root first, then each node
-// after its parent and before any later sibling.
-func (t *Tree) load(path string, n *node) error {
+// after its parent and before any later sibling. It copies data; path may be a scratch
+// string that is not kept (it is cloned where an index keeps it).
+func (t *Tree) load(path string, data []byte, acl aclRef, st storedStat) error {
 	if t.root == nil {
 		if path != "/" {
 			return fmt.Errorf("%w: first node %q", ErrSnapshotCorrupt, path)
 		}
-		t.root, t.nodes = n, 1
+		_, t.root = t.newNode("", data, acl, st)
+		t.nodes = 1
 		return nil
 	}
 	parentPath, name, ok := splitParent(path)
 	if !ok || !validPath(path) || path == "/" {
-		return fmt.Errorf("%w: bad path %q", ErrSnapshotCorrupt, path)
+		return fmt.Errorf("%w: bad path %q", ErrSnapshotCorrupt, strings.Clone(path))
 	}
 	parent := t.lookup(parentPath)
-	if parent == nil || parent.child(name) != nil {
-		return fmt.Errorf("%w: node %q out of order", ErrSnapshotCorrupt, path)
+	if parent == nil || t.child(parent, name) != nil {
+		return fmt.Errorf("%w: node %q out of order", ErrSnapshotCorrupt, strings.Clone(path))
 	}
-	n.name = strings.Clone(name) // do not pin the whole path
-	t.link(parent, path, n)
+	if kindOf(st.EphemeralOwner, t.opts.ExtendedTypes) != kindVoid || strings.HasPrefix(path, quotaRoot) {
+		path = strings.Clone(path) // indexes keep it
+	}
+	id, n := t.newNode(name, data, acl, st)
+	t.link(parent, path, id, n)
 	t.indexQuota(path, 1)
 	return nil
 }

@@ -108,24 +108,24 @@ func maxQuotaPrefix(keys map[string]int, path string) string {
 // quotaCreated is what createNode does for quotas after adding the node at path with
 // data: index a limit node, fill a new stats node, count the node.
 func (t *Tree) quotaCreated(path string, n *node) {
-	sent := int64(len(n.data)) // counted as sent, even for a stats node filled below
+	sent := int64(max(n.dataLen, 0)) // counted as sent, even for a stats node filled below
 	t.indexQuota(path, 1)
 	// ZooKeeper's test is a string prefix: under /zookeeper/quotaX the stats are those of
 	// the path "X", which names no node (count 0).
 	if parent, name, _ := splitParent(path); name == quotaStatsName && strings.HasPrefix(parent, quotaRoot) {
 		count, bytes := int64(0), int64(0)
 		if top := t.lookup(parent[len(quotaRoot):]); top != nil {
-			count, bytes = subtreeUsage(top)
+			count, bytes = t.subtreeUsage(top)
 		}
 		t.setQuotaData(n, statsTrack{stCount: count, stBytes: bytes}.bytes())
 	}
 	t.updateQuotaStats(path, sent, 1)
 }
 
-func subtreeUsage(n *node) (count, bytes int64) {
-	count, bytes = 1, int64(len(n.data))
-	n.kids.each(func(c *node) bool {
-		cc, cb := subtreeUsage(c)
+func (t *Tree) subtreeUsage(n *node) (count, bytes int64) {
+	count, bytes = 1, int64(max(n.dataLen, 0))
+	t.eachChild(n, func(_ nodeID, c *node) bool {
+		cc, cb := t.subtreeUsage(c)
 		count, bytes = count+cc, bytes+cb
 		return true
 	})
@@ -135,7 +135,7 @@ func subtreeUsage(n *node) (count, bytes int64) {
 // quotaDeleted is what deleteNode does for quotas after removing the node at path.
 func (t *Tree) quotaDeleted(path string, n *node) {
 	t.indexQuota(path, -1)
-	t.updateQuotaStats(path, -int64(len(n.data)), -1)
+	t.updateQuotaStats(path, -int64(max(n.dataLen, 0)), -1)
 }
 
 // updateQuotaStats is updateQuotaStat for the deepest quota at or above path.
@@ -148,7 +148,7 @@ func (t *Tree) updateQuotaStats(path string, bytesDiff, countDiff int64) {
 	if n == nil {
 		return
 	}
-	st, err := parseStatsTrack(n.data)
+	st, err := parseStatsTrack(t.data(n))
 	if err != nil {
 		return // ZooKeeper throws here; the numbers stay as they are
 	}
@@ -159,14 +159,7 @@ func (t *Tree) updateQuotaStats(path string, bytesDiff, countDiff int64) {
 
 // setQuotaData replaces a quota node's data as ZooKeeper does behind the node's back:
 // no stat change, no approximateDataSize change.
-func (t *Tree) setQuotaData(n *node, data []byte) {
-	t.touch(n)
-	if t.undo != nil {
-		old := n.data
-		t.logUndo(func() { n.data = old })
-	}
-	n.data = data
-}
+func (t *Tree) setQuotaData(n *node, data []byte) { t.replaceData(n, data) }
 
 // RecomputeQuotas is ZooKeeper's setupQuota, what it does after loading a snapshot: every
 // zookeeper_limits node without children names a quota whose zookeeper_stats node gets
@@ -179,14 +172,14 @@ func (t *Tree) RecomputeQuotas() {
 	var limits []string
 	var visit func(path string, n *node)
 	visit = func(path string, n *node) {
-		if n.kids.len() == 0 {
+		if n.kids == 0 {
 			if i := strings.Index(path, "/"+quotaLimitName); strings.HasSuffix(path, "/"+quotaLimitName) {
 				limits = append(limits, path[len(quotaRoot):i])
 			}
 			return
 		}
-		n.kids.each(func(c *node) bool {
-			visit(path+"/"+c.name, c)
+		t.eachChild(n, func(_ nodeID, c *node) bool {
+			visit(path+"/"+t.name(c), c)
 			return true
 		})
 	}
@@ -198,7 +191,7 @@ func (t *Tree) RecomputeQuotas() {
 		}
 		count, bytes := int64(0), int64(0)
 		if top := t.lookup(real); top != nil {
-			count, bytes = subtreeUsage(top)
+			count, bytes = t.subtreeUsage(top)
 		}
 		t.setQuotaData(stats, statsTrack{stCount: count, stBytes: bytes}.bytes())
 	}
@@ -220,7 +213,7 @@ func (t *Tree) quotaBase() *quotaView {
 		for _, name := range []string{quotaLimitName, quotaStatsName} {
 			p := quotaRoot + "/" + k + "/" + name
 			if n := t.lookup(p); n != nil {
-				v.nodes[p] = n.data
+				v.nodes[p] = t.dataCopy(n)
 			}
 		}
 	}
@@ -236,7 +229,7 @@ func (t *Tree) quotaData(path string) ([]byte, bool) {
 	if n == nil {
 		return nil, false
 	}
-	return n.data, true
+	return t.data(n), true
 }
 
 // checkQuota is ZooKeeperServer.checkQuota for a write at path that changes the count by
@@ -328,9 +321,9 @@ func (t *Tree) QuotaMetrics() (countLimit, bytesLimit, countUsage, bytesUsage ma
 	}
 	var visit func(path string, n *node)
 	visit = func(path string, n *node) {
-		if n.kids.len() > 0 {
-			n.kids.each(func(c *node) bool {
-				visit(path+"/"+c.name, c)
+		if n.kids != 0 {
+			t.eachChild(n, func(_ nodeID, c *node) bool {
+				visit(path+"/"+t.name(c), c)
 				return true
 			})
 			return
@@ -340,10 +333,10 @@ func (t *Tree) QuotaMetrics() (countLimit, bytesLimit, countUsage, bytesUsage ma
 			return
 		}
 		ns := topNamespace(path[len(quotaRoot):])
-		if ns == "" || n.data == nil {
+		if ns == "" || n.dataLen < 0 {
 			return
 		}
-		st, err := parseStatsTrack(n.data)
+		st, err := parseStatsTrack(t.data(n))
 		if err != nil {
 			return
 		}

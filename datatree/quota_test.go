@@ -326,7 +326,7 @@ func TestQuotaSnapshotAndRecompute(t *testing.T) {
 		t.Fatalf("version 1: %v", err)
 	}
 	// RecomputeQuotas (a ZooKeeper import) counts every quota's subtree again.
-	f.tree.lookup(quotaRoot + "/q/" + quotaStatsName).data = []byte("count=99,bytes=99")
+	f.tree.replaceData(f.tree.lookup(quotaRoot+"/q/"+quotaStatsName), []byte("count=99,bytes=99"))
 	f.tree.RecomputeQuotas()
 	f.wantStats("/q", "count=3,bytes=3")
 }

@@ -16,7 +16,7 @@ func (t *Tree) CloseSession(tx Txn, session int64) []Event {
 			continue
 		}
 		n, parent := t.lookup(path), t.lookup(parentPath)
-		if n == nil || parent == nil || n.kids.len() > 0 {
+		if n == nil || parent == nil || n.kids != 0 {
 			continue
 		}
 		events = append(events, t.removeNode(tx.Zxid, parentPath, parent, path, n)...)

@@ -8,6 +8,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"unsafe"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -113,6 +114,30 @@ func (s *snapReader) read(n int) []byte {
 	return buf
 }
 
+// into reads n bytes into buf's storage (grown as needed) and returns them; a length
+// of -1 (an error already recorded) gives nothing.
+func (s *snapReader) into(buf []byte, n int) []byte {
+	if n <= 0 || s.err != nil {
+		return buf[:0]
+	}
+	if n > 1<<20 {
+		return s.read(n) // large items grow as bytes arrive (read)
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n, max(n, 2*cap(buf)))
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(s.r, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		s.err = err
+		return buf[:0]
+	}
+	s.crc.Write(buf)
+	return buf
+}
+
 func (s *snapReader) u32() uint32 {
 	b := s.fixed(4)
 	if b == nil {
@@ -201,10 +226,19 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 	// Each list is interned once; further nodes only count a use (no key to build).
 	refs := make([]aclRef, len(lists))
 	interned := make([]bool, len(lists))
+	var pathBuf, dataBuf []byte
 	for i := int64(0); i < count && s.err == nil; i++ {
-		path := s.str()
-		n := &node{data: s.buffer()}
-		st := &n.stat
+		pathBuf = s.into(pathBuf, s.length(false))
+		path := unsafe.String(unsafe.SliceData(pathBuf), len(pathBuf)) // load clones what it keeps
+		var data []byte
+		switch n := s.length(true); {
+		case n == 0:
+			data = []byte{} // empty, not null
+		case n > 0:
+			dataBuf = s.into(dataBuf, n)
+			data = dataBuf
+		}
+		var st storedStat
 		st.Czxid, st.Mzxid, st.Ctime, st.Mtime = s.i64(), s.i64(), s.i64(), s.i64()
 		st.Pzxid, st.EphemeralOwner = s.i64(), s.i64()
 		st.Version, st.Cversion, st.Aversion = int32(s.u32()), int32(s.u32()), int32(s.u32())
@@ -221,8 +255,7 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 		} else {
 			t.acls.addRef(refs[ai])
 		}
-		n.acl = refs[ai]
-		if err := t.load(path, n); err != nil {
+		if err := t.load(path, data, refs[ai], st); err != nil {
 			s.err = err
 			break
 		}

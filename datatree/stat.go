@@ -63,7 +63,7 @@ func (t *Tree) kind(n *node) kind { return kindOf(n.stat.EphemeralOwner, t.opts.
 // container or TTL node reads as 0.
 func (t *Tree) clientStat(n *node) jute.Stat {
 	s := &n.stat
-	nc := n.numChildren()
+	nc := t.numChildren(n)
 	owner := s.EphemeralOwner
 	if t.kind(n) != kindEphemeral {
 		owner = 0
@@ -77,7 +77,7 @@ func (t *Tree) clientStat(n *node) jute.Stat {
 		Cversion:       s.Cversion*2 - nc,
 		Aversion:       s.Aversion,
 		EphemeralOwner: owner,
-		DataLength:     int32(len(n.data)),
+		DataLength:     max(n.dataLen, 0),
 		NumChildren:    nc,
 		Pzxid:          s.Pzxid,
 	}

@@ -50,6 +50,9 @@ type Event struct {
 // that the caller keeps apart from the writer.
 type Tree struct {
 	opts       Options
+	mem        *arena     // node records, names and data (arena.go)
+	kidTab     []children // children lists; [0] unused (node.kids == 0: none)
+	freeKids   []uint32
 	root       *node
 	acls       *aclCache
 	nodes      int   // real nodes, root included
@@ -64,6 +67,9 @@ type Tree struct {
 	enforceQuota bool
 	undo         []func() // non-nil while a multi runs: how to take back each change
 	frozen       *Frozen  // non-nil while a snapshot is written from the tree (frozen.go)
+	// Frees that must wait: multiFrees until the multi is past undoing, frozenFrees
+	// until Thaw (a Frozen may still read them).
+	multiFrees, frozenFrees []freed
 }
 
 // The ACLs ZooKeeper gives its own nodes (ZooDefs.Ids).
@@ -73,14 +79,18 @@ var (
 )
 
 func newEmpty(opts Options) *Tree {
-	return &Tree{
+	t := &Tree{
 		opts:       opts,
+		mem:        newArena(),
+		kidTab:     make([]children, 1),
 		acls:       newACLCache(),
 		ephemerals: map[int64]map[string]struct{}{},
 		containers: map[string]struct{}{},
 		ttls:       map[string]struct{}{},
 		quotas:     map[string]int{},
 	}
+	attachCleanup(t)
+	return t
 }
 
 // New returns the tree a fresh ZooKeeper 3.8 standalone server has: "/", "/zookeeper",
@@ -90,7 +100,7 @@ func newEmpty(opts Options) *Tree {
 // (DataTree.addConfigNode sets its ACL with version -1). Checked against a real 3.8.0.
 func New(opts Options) *Tree {
 	t := newEmpty(opts)
-	t.root = &node{data: []byte{}, acl: t.acls.acquire(openACL)}
+	_, t.root = t.newNode("", []byte{}, t.acls.acquire(openACL), storedStat{})
 	t.nodes = 1
 	zk := t.attach(t.root, "zookeeper", []byte{}, openACL, storedStat{})
 	t.attach(zk, "quota", []byte{}, openACL, storedStat{})
@@ -100,8 +110,8 @@ func New(opts Options) *Tree {
 }
 
 func (t *Tree) attach(parent *node, name string, data []byte, acl []jute.ACL, st storedStat) *node {
-	n := &node{name: name, data: data, acl: t.acls.acquire(acl), stat: st}
-	parent.addChild(n)
+	id, n := t.newNode(name, data, t.acls.acquire(acl), st)
+	t.addChild(parent, id, name)
 	t.nodes++
 	return n
 }
@@ -123,24 +133,24 @@ func (t *Tree) lookup(path string) *node {
 			if rest == "" {
 				return nil
 			}
-			return n.child(rest)
+			return t.child(n, rest)
 		}
 		if i == 0 {
 			return nil
 		}
-		n = n.child(rest[:i])
+		n = t.child(n, rest[:i])
 		rest = rest[i+1:]
 	}
 	return nil
 }
 
-// Get returns the data and client stat of path. The data is shared: do not modify it.
+// Get returns a copy of the data of path and its client stat.
 func (t *Tree) Get(path string) ([]byte, jute.Stat, jute.Code) {
 	n := t.lookup(path)
 	if n == nil {
 		return nil, jute.Stat{}, jute.ErrNoNode
 	}
-	return n.data, t.clientStat(n), jute.OK
+	return t.dataCopy(n), t.clientStat(n), jute.OK
 }
 
 // Stat returns the client stat of path.
@@ -159,12 +169,7 @@ func (t *Tree) Children(path string) ([]string, jute.Stat, jute.Code) {
 	if n == nil {
 		return nil, jute.Stat{}, jute.ErrNoNode
 	}
-	names := make([]string, 0, n.kids.len())
-	n.kids.each(func(c *node) bool {
-		names = append(names, c.name)
-		return true
-	})
-	return names, t.clientStat(n), jute.OK
+	return t.childNames(n), t.clientStat(n), jute.OK
 }
 
 // ACL returns a copy of path's ACL list and its client stat.
@@ -200,13 +205,13 @@ func (t *Tree) CountDescendants(path string) (int32, jute.Code) {
 		}
 		return int32(t.nodes - 1), jute.OK
 	}
-	return int32(countBelow(n)), jute.OK
+	return int32(t.countBelow(n)), jute.OK
 }
 
-func countBelow(n *node) int {
+func (t *Tree) countBelow(n *node) int {
 	total := 0
-	n.kids.each(func(c *node) bool {
-		total += 1 + countBelow(c)
+	t.eachChild(n, func(_ nodeID, c *node) bool {
+		total += 1 + t.countBelow(c)
 		return true
 	})
 	return total
@@ -222,9 +227,9 @@ func (t *Tree) NodeCount() int { return t.nodes + 1 }
 func (t *Tree) ApproximateDataSize() int64 { return t.dataSize }
 
 func (t *Tree) computeDataSize() int64 {
-	size := int64(len(t.root.data)) // the "" alias
+	size := int64(max(t.root.dataLen, 0)) // the "" alias
 	t.walk(func(path string, n *node) {
-		size += javaLen(path) + int64(len(n.data))
+		size += javaLen(path) + int64(max(n.dataLen, 0))
 	})
 	return size
 }
@@ -238,8 +243,8 @@ func (t *Tree) walk(f func(path string, n *node)) {
 		if base == "/" {
 			base = ""
 		}
-		n.kids.each(func(c *node) bool {
-			visit(base+"/"+c.name, c)
+		t.eachChild(n, func(_ nodeID, c *node) bool {
+			visit(base+"/"+t.name(c), c)
 			return true
 		})
 	}

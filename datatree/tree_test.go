@@ -92,30 +92,35 @@ func TestValidatePath(t *testing.T) {
 }
 
 func TestChildrenSortedAcrossChunks(t *testing.T) {
+	tr := New(Options{})
 	c := &children{}
-	names := map[string]bool{}
+	names := map[string]nodeID{}
 	x := uint32(7)
 	for i := 0; i < 5000; i++ {
 		x = x*1664525 + 1013904223
 		name := string(rune('a'+x%26)) + string(rune('a'+(x>>8)%26)) + string(rune('a'+(x>>16)%26))
-		if names[name] {
-			c.remove(name)
+		if id, ok := names[name]; ok {
+			if got := c.remove(tr, name); got != id {
+				t.Fatalf("remove %q gave %d, want %d", name, got, id)
+			}
 			delete(names, name)
 			continue
 		}
-		names[name] = true
-		c.add(&node{name: name})
+		id, _ := tr.newNode(name, nil, 0, storedStat{})
+		names[name] = id
+		c.add(tr, id, name)
 	}
 	prev := ""
 	count := 0
-	c.each(func(n *node) bool {
-		if n.name <= prev && count > 0 {
-			t.Fatalf("order broken at %q after %q", n.name, prev)
+	c.each(func(id nodeID) bool {
+		name := tr.nameOf(id)
+		if name <= prev && count > 0 {
+			t.Fatalf("order broken at %q after %q", name, prev)
 		}
-		if !names[n.name] || c.get(n.name) != n {
-			t.Fatalf("lookup of %q broken", n.name)
+		if names[name] != id || c.get(tr, name) != id {
+			t.Fatalf("lookup of %q broken", name)
 		}
-		prev = n.name
+		prev = name
 		count++
 		return true
 	})

@@ -15,7 +15,7 @@ func (t *Tree) setDataOp(tx Txn, r *jute.SetDataRequest) (*jute.SetDataResponse,
 	if code := t.opts.checkACL(t.acls.get(n.acl), jute.PermWrite, tx.Caller); code != jute.OK {
 		return nil, code, nil
 	}
-	diff := int64(len(r.Data) - len(n.data))
+	diff := int64(len(r.Data)) - int64(max(n.dataLen, 0))
 	if code := t.checkQuota(r.Path, diff, 0); code != jute.OK {
 		return nil, code, nil
 	}
@@ -96,7 +96,7 @@ func (t *Tree) SetConfig(tx Txn, data []byte) (jute.Stat, []Event) {
 	st.Mtime = tx.Time
 	st.Mzxid = tx.Zxid
 	t.setStat(n, st)
-	diff := int64(len(data) - len(n.data))
+	diff := int64(len(data)) - int64(max(n.dataLen, 0))
 	t.setData(n, data)
 	out := t.clientStat(n)
 	t.updateQuotaStats(ConfigPath, diff, 0)

@@ -10,18 +10,13 @@ import (
 	"github.com/zkraft/zkraft/session"
 )
 
-// znodeOverhead is what a znode costs the heap beyond its path and data (the node, its
-// entry in its parent's children, its stat), measured with 200,000 znodes of 100 B
-// under 100 parents: 160 B a znode in all, 117 of them path and data.
-const znodeOverhead = 160
-
 // memSampleEvery is how often the tree's size is sampled for the memory cap: the tree
 // can grow past the cap by what is written in this time.
 const memSampleEvery = 50 * time.Millisecond
 
-// memCap refuses writes that would grow the tree once its estimated size (mntr's
-// approximate_data_size, the paths and data, plus znodeOverhead a znode) has reached
-// Config.TreeMemoryLimit. The member that receives a write decides, before proposing
+// memCap refuses writes that would grow the tree once the memory its content takes
+// (datatree's MemoryInUse: node records, names and data as the tree lays them out) has
+// reached Config.TreeMemoryLimit. The member that receives a write decides, before proposing
 // it, from its own copy of the tree: with the same limit on every member, the tree
 // stops growing at the limit wherever its clients write. Reads, deletes, shrinking
 // writes and sessions are never refused.
@@ -33,10 +28,8 @@ type memCap struct {
 	logged  atomic.Int64 // when a refusal was last logged, in UnixNano: at most one line a second
 }
 
-// treeBytes is the cap's estimate of the tree's heap.
-func treeBytes(t *datatree.Tree) int64 {
-	return t.ApproximateDataSize() + znodeOverhead*int64(t.NodeCount())
-}
+// treeBytes is what the cap compares with its limit.
+func treeBytes(t *datatree.Tree) int64 { return t.MemoryInUse() }
 
 // overMemoryCap reports whether p would grow a tree that has reached the cap.
 func (c *conn) overMemoryCap(p *pending) bool {

@@ -69,9 +69,10 @@ func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 		gauge("tree_memory_limit_bytes", float64(s.memCap.limit), "treeMemoryLimit: writes that grow the tree are refused above it")
 		var bytes int64
 		s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { bytes = treeBytes(t) })
-		gauge("tree_memory_bytes", float64(bytes), "the tree's estimated heap: paths, data and a fixed cost a znode")
+		gauge("tree_memory_bytes", float64(bytes), "the memory the tree's content takes: node records, names and data")
 		fmt.Fprintf(&b, "# HELP tree_memory_refused_total writes refused at the tree's memory cap\n# TYPE tree_memory_refused_total counter\ntree_memory_refused_total %d\n", s.memCap.refused.Load())
 	}
+	gauge("tree_offheap_bytes", float64(datatree.OffHeapBytes()), "the tree's pages and slabs outside the Go heap (in RSS, not in Go's heap figures)")
 	writeQuotaMetrics(&b, s.quotaMetrics())
 	b.WriteString("# HELP connections_closed_total client connections the server closed, by reason\n# TYPE connections_closed_total counter\n")
 	for r := closeReason(0); r < numCloseReasons; r++ {

@@ -1,0 +1,239 @@
+package datatree
+
+import (
+	"math/bits"
+	"sort"
+	"sync/atomic"
+)
+
+// The arena holds every znode's record and bytes in memory the garbage collector does not
+// scan: records in pages of pointer-free nodes, names and data in slabs of bytes. A
+// million znodes are then a few hundred objects to the collector instead of millions of
+// pointers, and large pages and slabs come from the operating system (slab_mmap.go), so
+// they do not raise the collector's heap goal either (the Go heap stays small and its
+// headroom with it).
+//
+// A node is named by its id, an index into the pages; a *node points into a page and
+// stays valid while the id is in use (pages never move). Each node's name and data are one
+// blob, name first, in a slot of the size class that fits; a slot freed by a change or a
+// delete goes to its class's free list. Frees wait while a multi may still be undone
+// (deferFree) and while a Frozen may still read the old bytes (Thaw releases them).
+
+// nodeID names a node in the arena; 0 is none.
+type nodeID uint32
+
+// blobRef names a blob: slab index << 32 | byte offset; 0 is none (slab 0 is unused).
+type blobRef uint64
+
+func (b blobRef) slab() uint32   { return uint32(b >> 32) }
+func (b blobRef) offset() uint32 { return uint32(b) }
+
+// Node pages grow: the first two hold 64 nodes, then each doubles up to pageMax, so a
+// small tree stays small; ids from 2*pageMax on fall in pages of pageMax.
+const (
+	pageFirstBits = 6
+	pageMaxBits   = 12
+	pageMax       = 1 << pageMaxBits
+	smallPages    = pageMaxBits - pageFirstBits + 2 // pages 0..7 cover ids below 2*pageMax
+)
+
+// pageOf returns the page of id and its index there.
+func pageOf(id nodeID) (page, idx int) {
+	i := int(id)
+	if i < 2*pageMax {
+		if i < 1<<pageFirstBits {
+			return 0, i
+		}
+		p := bits.Len(uint(i)) - pageFirstBits // [64,128) -> 1, [128,256) -> 2, ...
+		return p, i - 1<<(p+pageFirstBits-1)
+	}
+	i -= 2 * pageMax
+	return smallPages + i>>pageMaxBits, i & (pageMax - 1)
+}
+
+// pageSize is the number of nodes in page p.
+func pageSize(p int) int {
+	switch {
+	case p == 0:
+		return 1 << pageFirstBits
+	case p < smallPages:
+		return 1 << (p + pageFirstBits - 1)
+	}
+	return pageMax
+}
+
+// Size classes of blobs: every 8 bytes up to 256, then 8 steps per power of two up to
+// maxClassSize (at most 12.5% of a slot unused); larger blobs get a slab of their own.
+const maxClassSize = 64 << 10
+
+var classSizes = func() []int {
+	var s []int
+	for n := 8; n <= 256; n += 8 {
+		s = append(s, n)
+	}
+	for p := 256; p < maxClassSize; p *= 2 {
+		for k := 1; k <= 8; k++ {
+			s = append(s, p+k*p/8)
+		}
+	}
+	return s
+}()
+
+// bigClass marks a slab that holds one blob larger than maxClassSize.
+const bigClass = 255
+
+func classOf(n int) int {
+	if n <= 256 {
+		return (n+7)/8 - 1
+	}
+	return sort.SearchInts(classSizes, n)
+}
+
+// Slabs of a class start at slabFirst bytes and double up to slabMax.
+const (
+	slabFirst = 4 << 10
+	slabMax   = 1 << 20
+)
+
+type slab struct {
+	mem   []byte
+	class uint8
+}
+
+type classState struct {
+	free []blobRef
+	cur  uint32 // slab being filled; 0 before the first
+	off  uint32 // next free byte in it
+	next int    // size of the class's next slab
+}
+
+// arena is the tree's memory (see the top of this file).
+type arena struct {
+	pages   [][]node
+	nextID  nodeID // next id never handed out
+	freeIDs []nodeID
+	slabs   []slab // [0] unused
+	freeSlb []uint32
+	classes []classState
+	osMem   *osMemory // what came from the operating system, returned when the tree dies
+
+	blobBytes int64 // bytes of slots in use
+	heapBytes int64 // pages and slabs on the Go heap
+}
+
+func newArena() *arena {
+	a := &arena{slabs: make([]slab, 1), classes: make([]classState, len(classSizes)), osMem: &osMemory{}, nextID: 1}
+	return a
+}
+
+// node returns the record of id.
+func (a *arena) node(id nodeID) *node {
+	p, i := pageOf(id)
+	return &a.pages[p][i]
+}
+
+// newNode hands out an id with a zeroed record.
+func (a *arena) newNode() (nodeID, *node) {
+	if n := len(a.freeIDs); n > 0 {
+		id := a.freeIDs[n-1]
+		a.freeIDs = a.freeIDs[:n-1]
+		r := a.node(id)
+		*r = node{}
+		return id, r
+	}
+	id := a.nextID
+	a.nextID++
+	p, i := pageOf(id)
+	for p >= len(a.pages) {
+		size := pageSize(len(a.pages))
+		pg, onHeap := a.osMem.nodes(size)
+		if onHeap {
+			a.heapBytes += int64(size) * nodeBytes
+		}
+		a.pages = append(a.pages, pg)
+	}
+	return id, &a.pages[p][i]
+}
+
+func (a *arena) freeNode(id nodeID) { a.freeIDs = append(a.freeIDs, id) }
+
+// bytes returns the n bytes of blob b.
+func (a *arena) bytes(b blobRef, n int) []byte {
+	off := b.offset()
+	return a.slabs[b.slab()].mem[off : off+uint32(n) : off+uint32(n)]
+}
+
+// alloc returns a blob of n > 0 bytes, zeroed or not.
+func (a *arena) alloc(n int) blobRef {
+	if n > maxClassSize {
+		si := a.newSlab(n, bigClass)
+		a.blobBytes += int64(n)
+		return blobRef(uint64(si) << 32)
+	}
+	c := classOf(n)
+	size := classSizes[c]
+	a.blobBytes += int64(size)
+	cs := &a.classes[c]
+	if k := len(cs.free); k > 0 {
+		b := cs.free[k-1]
+		cs.free = cs.free[:k-1]
+		return b
+	}
+	if cs.cur == 0 || int(cs.off)+size > len(a.slabs[cs.cur].mem) {
+		if cs.next == 0 {
+			cs.next = max(slabFirst, size)
+		}
+		cs.cur, cs.off = a.newSlab(cs.next, uint8(c)), 0
+		cs.next = min(cs.next*2, max(slabMax, size))
+	}
+	b := blobRef(uint64(cs.cur)<<32 | uint64(cs.off))
+	cs.off += uint32(size)
+	return b
+}
+
+// free returns blob b of n bytes (as allocated) to its class, or its own slab to the
+// system.
+func (a *arena) free(b blobRef, n int) {
+	if b == 0 {
+		return
+	}
+	s := &a.slabs[b.slab()]
+	if s.class == bigClass {
+		a.blobBytes -= int64(n)
+		if !a.osMem.release(s.mem) {
+			a.heapBytes -= int64(len(s.mem))
+		}
+		*s = slab{}
+		a.freeSlb = append(a.freeSlb, b.slab())
+		return
+	}
+	a.blobBytes -= int64(classSizes[s.class])
+	a.classes[s.class].free = append(a.classes[s.class].free, b)
+}
+
+func (a *arena) newSlab(size int, class uint8) uint32 {
+	mem, onHeap := a.osMem.bytes(size)
+	if onHeap {
+		a.heapBytes += int64(len(mem))
+	}
+	s := slab{mem: mem, class: class}
+	if k := len(a.freeSlb); k > 0 {
+		i := a.freeSlb[k-1]
+		a.freeSlb = a.freeSlb[:k-1]
+		a.slabs[i] = s
+		return i
+	}
+	a.slabs = append(a.slabs, s)
+	return uint32(len(a.slabs) - 1)
+}
+
+// footprint is every byte the arena holds: pages and slabs, on the heap or not.
+func (a *arena) footprint() int64 { return a.heapBytes + a.osMem.mapped }
+
+// offHeap counts the bytes every live tree holds outside the Go heap (OffHeapBytes).
+var offHeap atomic.Int64
+
+// OffHeapBytes is the memory every tree in this process holds outside the Go heap (node
+// pages and blob slabs taken from the operating system). runtime/metrics does not see
+// it; RSS does.
+func OffHeapBytes() int64 { return offHeap.Load() }

@@ -1,0 +1,17 @@
+//go:build linux && !race
+
+package datatree
+
+import "syscall"
+
+// osMap maps size bytes of anonymous memory, or returns nil (the caller then uses the
+// heap). Pages cost RSS only once touched.
+func osMap(size int) []byte {
+	b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func osUnmap(b []byte) { _ = syscall.Munmap(b) }
