@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"sort"
 	"strings"
 	"sync"
 
@@ -42,11 +41,17 @@ type ReadCheck func(w Watcher, acl []jute.ACL) bool
 
 // Registry holds every watch of one server. It has its own lock because reads register
 // watches concurrently under the state machine's read lock.
+//
+// Each watched path is one watched entry, indexed by byPath under the registry's one
+// copy of the path; each watcher has a small integer id (ids) and a list of the
+// entries it watches (lists[id]), which removal and the wchc listing walk.
 type Registry struct {
 	mu      sync.Mutex
-	paths   map[string]map[Watcher]Kind
-	byConn  map[Watcher]map[string]Kind
-	nRecurs int // number of recursive watches, so triggers skip the ancestor walk when 0
+	byPath  map[string]*watched
+	ids     map[Watcher]int32
+	lists   []watcherList // by id; a free id has a nil watcher
+	free    []int32       // ids to reuse
+	nRecurs int           // number of recursive watches, so triggers skip the ancestor walk when 0
 
 	// count is ZooKeeper's watch count, kept as watches come and go because mntr
 	// (polled by monitoring every few seconds) reports it; what only the wchs family
@@ -54,9 +59,16 @@ type Registry struct {
 	count int
 }
 
+// watcherList is one watcher and the paths it watches; the slot of w in paths[i] has
+// at == i.
+type watcherList struct {
+	w     Watcher
+	paths []*watched
+}
+
 // New returns an empty registry.
 func New() *Registry {
-	return &Registry{paths: map[string]map[Watcher]Kind{}, byConn: map[Watcher]map[string]Kind{}}
+	return &Registry{byPath: map[string]*watched{}, ids: map[Watcher]int32{}}
 }
 
 // Add registers a watch of kind k on path for w. Adding a watch w already has is a no-op;
@@ -65,20 +77,56 @@ func New() *Registry {
 func (r *Registry) Add(w Watcher, path string, k Kind) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old := r.paths[path][w]
-	r.set(w, path, old, old|k)
-}
-
-// clear removes kinds k of w on path; the caller holds mu.
-func (r *Registry) clear(w Watcher, path string, k Kind) {
-	if old, ok := r.paths[path][w]; ok {
-		r.set(w, path, old, old&^k)
+	e := r.byPath[path]
+	id, known := r.ids[w]
+	var old Kind
+	if e != nil && known {
+		s, _ := e.find(id)
+		old = s.kind
 	}
+	if old|k == old {
+		return
+	}
+	if !known {
+		id = r.newID(w)
+	}
+	if e == nil {
+		// A copy of its own, so that the registry never keeps a larger string alive
+		// that path may be part of.
+		e = &watched{path: strings.Clone(path)}
+		r.byPath[e.path] = e
+	}
+	r.set(id, e, old, old|k)
 }
 
-// set changes w's kinds on path from old to k (0: no watch left) and keeps the counts;
-// the caller holds mu.
-func (r *Registry) set(w Watcher, path string, old, k Kind) {
+// newID gives w an id, a free one if there is one; the caller holds mu.
+func (r *Registry) newID(w Watcher) int32 {
+	var id int32
+	if n := len(r.free); n > 0 {
+		id, r.free = r.free[n-1], r.free[:n-1]
+		r.lists[id].w = w
+	} else {
+		id = int32(len(r.lists))
+		r.lists = append(r.lists, watcherList{w: w})
+	}
+	r.ids[w] = id
+	return id
+}
+
+// kindOf is the kinds watcher w holds on path; the caller holds mu.
+func (r *Registry) kindOf(w Watcher, path string) (int32, *watched, Kind) {
+	e := r.byPath[path]
+	id, ok := r.ids[w]
+	if e == nil || !ok {
+		return 0, nil, 0
+	}
+	s, _ := e.find(id)
+	return id, e, s.kind
+}
+
+// set changes watcher id's kinds on e from old to k (0: no watch left) and keeps the
+// counts, the watcher's list and the index; the caller holds mu.
+func (r *Registry) set(id int32, e *watched, old, k Kind) {
 	if old == k {
 		return
 	}
@@ -89,29 +137,46 @@ func (r *Registry) set(w Watcher, path string, old, k Kind) {
 	case wasRecursive && !isRecursive:
 		r.nRecurs--
 	}
-	if k == 0 {
-		delete(r.paths[path], w)
-		if len(r.paths[path]) == 0 {
-			delete(r.paths, path)
+	switch {
+	case old == 0:
+		l := &r.lists[id]
+		e.put(slot{id: id, at: int32(len(l.paths)), kind: k})
+		l.paths = append(l.paths, e)
+	case k == 0:
+		s, _ := e.find(id)
+		e.drop(id)
+		if e.size() == 0 {
+			delete(r.byPath, e.path)
 		}
-		delete(r.byConn[w], path)
-		if len(r.byConn[w]) == 0 {
-			delete(r.byConn, w)
-		}
-		return
+		r.unlist(id, s.at)
+	default:
+		s, _ := e.find(id)
+		s.kind = k
+		e.put(s)
 	}
-	ws := r.paths[path]
-	if ws == nil {
-		ws = map[Watcher]Kind{}
-		r.paths[path] = ws
+}
+
+// unlist removes entry at of watcher id's list, moving the last one into its place, and
+// frees the id when the list empties; the caller holds mu.
+func (r *Registry) unlist(id int32, at int32) {
+	l := &r.lists[id]
+	last := int32(len(l.paths) - 1)
+	if at != last {
+		moved := l.paths[last]
+		l.paths[at] = moved
+		moved.moved(id, at)
 	}
-	ws[w] = k
-	ps := r.byConn[w]
-	if ps == nil {
-		ps = map[string]Kind{}
-		r.byConn[w] = ps
+	l.paths[last] = nil
+	l.paths = l.paths[:last]
+	switch {
+	case last == 0:
+		delete(r.ids, l.w)
+		*l = watcherList{}
+		r.free = append(r.free, id)
+	case cap(l.paths) > 64 && len(l.paths) < cap(l.paths)/4:
+		// Give back most of what a watcher that once held many watches no longer needs.
+		l.paths = append(make([]*watched, 0, 2*len(l.paths)), l.paths...)
 	}
-	ps[path] = k
 }
 
 // managers is in how many of ZooKeeper's two watch managers a watch of kinds k is.
@@ -124,75 +189,6 @@ func managers(k Kind) int {
 		n++
 	}
 	return n
-}
-
-// Trigger delivers the event evType on path, caused by the change at zxid, to every
-// watcher it concerns, at most once per watcher, and removes the one-shot watches it
-// used. The mapping is ZooKeeper's: created/changed fire data watches on the path;
-// deleted fires data and child watches on it; children-changed (path = the parent)
-// fires child watches; persistent watches on the path see all four; recursive watches
-// on the path or an ancestor see all but children-changed.
-//
-// A watch may be of several kinds at once (ZooKeeper 3.9, ZOOKEEPER-4466): a one-shot
-// and a persistent watch on one path fire one notification, and only the one-shot kind
-// is used up. acl is the ACL of the node the event is about at the change (the parent's
-// for children-changed); a watcher canRead refuses gets nothing, and its one-shot watch
-// is used up all the same, as ZooKeeper removes it before the check.
-func (r *Registry) Trigger(evType int32, path string, zxid int64, acl []jute.ACL, canRead ReadCheck) {
-	var oneShot Kind
-	switch evType {
-	case jute.EventNodeCreated, jute.EventNodeDataChanged:
-		oneShot = Data
-	case jute.EventNodeDeleted:
-		oneShot = Data | Child
-	case jute.EventNodeChildrenChanged:
-		oneShot = Child
-	default:
-		return
-	}
-	r.mu.Lock()
-	var targets []Watcher
-	seen := map[Watcher]bool{}
-	for w, k := range r.paths[path] {
-		fire := k&Persistent != 0 || (k&PersistentRecursive != 0 && evType != jute.EventNodeChildrenChanged)
-		if k&oneShot != 0 {
-			r.clear(w, path, oneShot)
-			fire = true
-		}
-		if fire && !seen[w] {
-			seen[w] = true
-			targets = append(targets, w)
-		}
-	}
-	if r.nRecurs > 0 && evType != jute.EventNodeChildrenChanged {
-		for p := parentOf(path); p != ""; p = parentOf(p) {
-			for w, k := range r.paths[p] {
-				if k&PersistentRecursive != 0 && !seen[w] {
-					seen[w] = true
-					targets = append(targets, w)
-				}
-			}
-		}
-	}
-	r.mu.Unlock()
-	ev := &jute.WatcherEvent{Type: evType, State: jute.StateSyncConnected, Path: path}
-	for _, w := range targets {
-		if canRead == nil || canRead(w, acl) {
-			w.Notify(ev, zxid)
-		}
-	}
-}
-
-// parentOf returns the parent of p, or "" for "/".
-func parentOf(p string) string {
-	if p == "/" || p == "" {
-		return ""
-	}
-	i := strings.LastIndexByte(p, '/')
-	if i == 0 {
-		return "/"
-	}
-	return p[:i]
 }
 
 // kindsOf maps a removeWatches/checkWatches watcher type to the kinds it covers, by
@@ -225,7 +221,8 @@ func KnownType(wtype int32) bool { return kindsOf(wtype) != 0 }
 func (r *Registry) Has(w Watcher, path string, wtype int32) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.paths[path][w]&kindsOf(wtype) != 0
+	_, _, k := r.kindOf(w, path)
+	return k&kindsOf(wtype) != 0
 }
 
 // Remove removes w's watches of watcher type wtype on path and reports whether there
@@ -234,11 +231,12 @@ func (r *Registry) Has(w Watcher, path string, wtype int32) bool {
 func (r *Registry) Remove(w Watcher, path string, wtype int32) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	id, e, old := r.kindOf(w, path)
 	k := kindsOf(wtype)
-	if r.paths[path][w]&k == 0 {
+	if old&k == 0 {
 		return false
 	}
-	r.clear(w, path, k)
+	r.set(id, e, old, old&^k)
 	return true
 }
 
@@ -246,88 +244,15 @@ func (r *Registry) Remove(w Watcher, path string, wtype int32) bool {
 func (r *Registry) RemoveWatcher(w Watcher) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for p, k := range r.byConn[w] {
-		r.clear(w, p, k)
+	id, ok := r.ids[w]
+	if !ok {
+		return
 	}
-}
-
-// Count is ZooKeeper's watch count (mntr's zk_watch_count): a data and a child watch
-// of one watcher on one path are two, a persistent or recursive watch counts twice.
-func (r *Registry) Count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.count
-}
-
-// Summary is ZooKeeper's wchs, which shows its data watch manager only (data, exist,
-// persistent and recursive watches; not child watches): the watchers with such a
-// watch, the paths they watch, and the (path, watcher) pairs.
-func (r *Registry) Summary() (watchers, paths, watches int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, ps := range r.byConn {
-		if n := dataWatches(ps); n > 0 {
-			watchers++
-			watches += n
-		}
+	// Dropping the last path of the list moves nothing; the id is freed, and its list
+	// emptied, with the last one.
+	for l := &r.lists[id]; len(l.paths) > 0; {
+		e := l.paths[len(l.paths)-1]
+		s, _ := e.find(id)
+		r.set(id, e, s.kind, 0)
 	}
-	for _, ws := range r.paths {
-		if dataWatches(ws) > 0 {
-			paths++
-		}
-	}
-	return watchers, paths, watches
-}
-
-// dataWatches counts the entries of m with a data-manager kind.
-func dataWatches[K comparable](m map[K]Kind) int {
-	n := 0
-	for _, k := range m {
-		if k&dataKinds != 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// PathsOf returns, sorted, the paths w has a data-manager watch on (wchc).
-func (r *Registry) PathsOf(w Watcher) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.byConn[w]))
-	for p, k := range r.byConn[w] {
-		if k&dataKinds != 0 {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Watchers returns the watchers with a data-manager watch on path (wchp); order is
-// unspecified.
-func (r *Registry) Watchers(path string) []Watcher {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []Watcher
-	for w, k := range r.paths[path] {
-		if k&dataKinds != 0 {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// WatchedPaths returns, sorted, every path with a data-manager watch (wchp).
-func (r *Registry) WatchedPaths() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for p, ws := range r.paths {
-		if dataWatches(ws) > 0 {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

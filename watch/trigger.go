@@ -1,0 +1,118 @@
+package watch
+
+import (
+	"strings"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// Trigger delivers the event evType on path, caused by the change at zxid, to every
+// watcher it concerns, at most once per watcher, and removes the one-shot watches it
+// used. The mapping is ZooKeeper's: created/changed fire data watches on the path;
+// deleted fires data and child watches on it; children-changed (path = the parent)
+// fires child watches; persistent watches on the path see all four; recursive watches
+// on the path or an ancestor see all but children-changed.
+//
+// A watch may be of several kinds at once (ZooKeeper 3.9, ZOOKEEPER-4466): a one-shot
+// and a persistent watch on one path fire one notification, and only the one-shot kind
+// is used up. acl is the ACL of the node the event is about at the change (the parent's
+// for children-changed); a watcher canRead refuses gets nothing, and its one-shot watch
+// is used up all the same, as ZooKeeper removes it before the check.
+func (r *Registry) Trigger(evType int32, path string, zxid int64, acl []jute.ACL, canRead ReadCheck) {
+	var oneShot Kind
+	switch evType {
+	case jute.EventNodeCreated, jute.EventNodeDataChanged:
+		oneShot = Data
+	case jute.EventNodeDeleted:
+		oneShot = Data | Child
+	case jute.EventNodeChildrenChanged:
+		oneShot = Child
+	default:
+		return
+	}
+	var slotBuf [maxFew]slot
+	var targetBuf [maxFew]Watcher
+	targets := targetBuf[:0]
+	r.mu.Lock()
+	if e := r.byPath[path]; e != nil {
+		// A copy of the slots, as using up a one-shot watch changes e (and may
+		// drop it from the index).
+		for _, s := range e.slots(slotBuf[:0]) {
+			k := s.kind
+			w := r.lists[s.id].w
+			fire := k&Persistent != 0 || (k&PersistentRecursive != 0 && evType != jute.EventNodeChildrenChanged)
+			if k&oneShot != 0 {
+				r.set(s.id, e, k, k&^oneShot)
+				fire = true
+			}
+			if fire {
+				targets = append(targets, w) // a path has each watcher once
+			}
+		}
+	}
+	if r.nRecurs > 0 && evType != jute.EventNodeChildrenChanged {
+		targets = r.recursiveAbove(path, targets)
+	}
+	r.mu.Unlock()
+	if len(targets) == 0 {
+		return
+	}
+	ev := &jute.WatcherEvent{Type: evType, State: jute.StateSyncConnected, Path: path}
+	for _, w := range targets {
+		if canRead == nil || canRead(w, acl) {
+			w.Notify(ev, zxid)
+		}
+	}
+}
+
+// recursiveAbove appends to targets the watchers with a recursive watch on an ancestor
+// of path that are not in targets yet; the caller holds mu.
+func (r *Registry) recursiveAbove(path string, targets []Watcher) []Watcher {
+	var seen map[Watcher]bool // built once targets are too many to search
+	has := func(w Watcher) bool {
+		if seen != nil {
+			return seen[w]
+		}
+		for _, t := range targets {
+			if t == w {
+				return true
+			}
+		}
+		return false
+	}
+	for p := parentOf(path); p != ""; p = parentOf(p) {
+		e := r.byPath[p]
+		if e == nil {
+			continue
+		}
+		for s := range e.all {
+			if s.kind&PersistentRecursive == 0 {
+				continue
+			}
+			if w := r.lists[s.id].w; !has(w) {
+				targets = append(targets, w)
+				if seen != nil {
+					seen[w] = true
+				} else if len(targets) > 2*maxFew {
+					seen = make(map[Watcher]bool, 2*len(targets))
+					for _, t := range targets {
+						seen[t] = true
+					}
+				}
+			}
+		}
+	}
+	return targets
+}
+
+// parentOf returns the parent of p, or "" for "/".
+func parentOf(p string) string {
+	if p == "/" || p == "" {
+		return ""
+	}
+	i := strings.LastIndexByte(p, '/')
+	if i == 0 {
+		return "/"
+	}
+	return p[:i]
+}
