@@ -56,9 +56,15 @@ func (c *children) add(t *Tree, id nodeID, name string) {
 		c.chunks = append(c.chunks, []nodeID{id})
 		return
 	}
-	i := c.chunkFor(t, name)
+	// Appending is the common case (sequential nodes, snapshots in name order).
+	i := len(c.chunks) - 1
 	ch := c.chunks[i]
-	j, _ := searchChunk(t, ch, name)
+	j := len(ch)
+	if t.nameOf(ch[j-1]) > name {
+		i = c.chunkFor(t, name)
+		ch = c.chunks[i]
+		j, _ = searchChunk(t, ch, name)
+	}
 	ch = append(ch, 0)
 	copy(ch[j+1:], ch[j:])
 	ch[j] = id

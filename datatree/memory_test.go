@@ -1,6 +1,7 @@
 package datatree
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"testing"
@@ -54,5 +55,25 @@ func BenchmarkMillionNodes(b *testing.B) {
 		b.ReportMetric(float64(heap)/float64(tr.nodes), "heapB/znode")
 		b.ReportMetric(float64(m1.PauseNs[(m1.NumGC+255)%256])/1e3, "last-gc-pause-µs")
 		runtime.KeepAlive(tr)
+	}
+}
+
+// BenchmarkReadSnapshotMillion reads a snapshot of 1M znodes of 100 B: most of what a
+// restart with a large tree does.
+func BenchmarkReadSnapshotMillion(b *testing.B) {
+	tr := fillTree(b, 1000, 1000, 100)
+	var buf bytes.Buffer
+	buf.Grow(200 << 20)
+	if err := tr.WriteSnapshot(&buf); err != nil {
+		b.Fatal(err)
+	}
+	tr = nil
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		got, err := ReadSnapshot(bytes.NewReader(buf.Bytes()), Options{ExtendedTypes: true})
+		if err != nil || got.NodeCount() != 1001005 {
+			b.Fatal(err, got.NodeCount())
+		}
 	}
 }

@@ -45,7 +45,7 @@ func FromNodes(nodes []StoredNode, opts Options) (*Tree, error) {
 	if t.root == nil {
 		return nil, fmt.Errorf("%w: no root", ErrSnapshotCorrupt)
 	}
-	t.dataSize = t.computeDataSize()
+	t.lastLoadPath, t.lastLoad = "", nil // (link counted every node's path and data)
 	return t, nil
 }
 
@@ -59,14 +59,15 @@ func (t *Tree) load(path string, data []byte, acl aclRef, st storedStat) error {
 		}
 		_, t.root = t.newNode("", data, acl, st)
 		t.nodes = 1
+		t.dataSize = 1 + 2*int64(len(data)) // "/" and its alias "", as computeDataSize counts
 		return nil
 	}
 	parentPath, name, ok := splitParent(path)
 	if !ok || !validPath(path) || path == "/" {
 		return fmt.Errorf("%w: bad path %q", ErrSnapshotCorrupt, strings.Clone(path))
 	}
-	parent := t.lookup(parentPath)
-	if parent == nil || t.child(parent, name) != nil {
+	parent := t.loadParent(parentPath)
+	if parent == nil || (!t.sortsLast(parent, name) && t.child(parent, name) != nil) {
 		return fmt.Errorf("%w: node %q out of order", ErrSnapshotCorrupt, strings.Clone(path))
 	}
 	if kindOf(st.EphemeralOwner, t.opts.ExtendedTypes) != kindVoid || strings.HasPrefix(path, quotaRoot) {
@@ -76,4 +77,25 @@ func (t *Tree) load(path string, data []byte, acl aclRef, st storedStat) error {
 	t.link(parent, path, id, n)
 	t.indexQuota(path, 1)
 	return nil
+}
+
+// loadParent is lookup for load: siblings come one after another, so the last parent
+// found is asked for again and again.
+func (t *Tree) loadParent(path string) *node {
+	if t.lastLoad != nil && path == t.lastLoadPath {
+		return t.lastLoad
+	}
+	n := t.lookup(path)
+	t.lastLoadPath, t.lastLoad = strings.Clone(path), n
+	return n
+}
+
+// sortsLast reports whether name sorts after every child of n (so it is not one of them).
+func (t *Tree) sortsLast(n *node, name string) bool {
+	c := t.kidsOf(n)
+	if c.len() == 0 {
+		return true
+	}
+	last := c.chunks[len(c.chunks)-1]
+	return t.nameOf(last[len(last)-1]) < name
 }

@@ -70,6 +70,9 @@ type Tree struct {
 	// Frees that must wait: multiFrees until the multi is past undoing, frozenFrees
 	// until Thaw (a Frozen may still read them).
 	multiFrees, frozenFrees []freed
+	// The parent load found last (nodes.go), while a snapshot or an import is read.
+	lastLoadPath string
+	lastLoad     *node
 }
 
 // The ACLs ZooKeeper gives its own nodes (ZooDefs.Ids).
