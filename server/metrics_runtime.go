@@ -14,11 +14,14 @@ import (
 // (go_heap_live_bytes, /gc/heap/live:bytes), the collections so far
 // (go_gc_cycles_total) and the stop-the-world pauses of the collector as a Prometheus
 // histogram (go_gc_pause_seconds, from /sched/pauses/total/gc:seconds), which a scraper
-// diffs over a window for its pause quantiles.
+// diffs over a window for its pause quantiles, and the part of each pause spent getting
+// every thread to stop (go_gc_pause_stopping_seconds, /sched/pauses/stopping/gc:seconds):
+// on a machine with more runnable threads than cores, that wait is most of a pause.
 const (
-	metricLiveHeap = "/gc/heap/live:bytes"
-	metricGCCycles = "/gc/cycles/total:gc-cycles"
-	metricGCPauses = "/sched/pauses/total/gc:seconds"
+	metricLiveHeap   = "/gc/heap/live:bytes"
+	metricGCCycles   = "/gc/cycles/total:gc-cycles"
+	metricGCPauses   = "/sched/pauses/total/gc:seconds"
+	metricGCStopping = "/sched/pauses/stopping/gc:seconds"
 )
 
 // gcPauseBounds are go_gc_pause_seconds' bucket upper bounds: 1, 1.5, 2, 3, 5 and 7
@@ -59,7 +62,7 @@ func coarsen(counts []uint64, edges, bounds []float64) []uint64 {
 }
 
 func writeRuntimeMetrics(b *strings.Builder) {
-	samples := []metrics.Sample{{Name: metricLiveHeap}, {Name: metricGCCycles}, {Name: metricGCPauses}}
+	samples := []metrics.Sample{{Name: metricLiveHeap}, {Name: metricGCCycles}, {Name: metricGCPauses}, {Name: metricGCStopping}}
 	metrics.Read(samples)
 	if s := samples[0]; s.Value.Kind() == metrics.KindUint64 {
 		fmt.Fprintf(b, "# HELP go_heap_live_bytes heap bytes live at the end of the last collection\n# TYPE go_heap_live_bytes gauge\ngo_heap_live_bytes %d\n", s.Value.Uint64())
@@ -67,16 +70,22 @@ func writeRuntimeMetrics(b *strings.Builder) {
 	if s := samples[1]; s.Value.Kind() == metrics.KindUint64 {
 		fmt.Fprintf(b, "# HELP go_gc_cycles_total completed garbage collections\n# TYPE go_gc_cycles_total counter\ngo_gc_cycles_total %d\n", s.Value.Uint64())
 	}
-	if s := samples[2]; s.Value.Kind() == metrics.KindFloat64Histogram {
-		h := s.Value.Float64Histogram()
-		cum := coarsen(h.Counts, h.Buckets, gcPauseBounds)
-		b.WriteString("# HELP go_gc_pause_seconds the collector's stop-the-world pauses\n# TYPE go_gc_pause_seconds histogram\n")
-		for i, le := range gcPauseBounds {
-			fmt.Fprintf(b, "go_gc_pause_seconds_bucket{le=\"%s\"} %d\n", strconv.FormatFloat(le, 'g', -1, 64), cum[i])
-		}
-		total := cum[len(cum)-1]
-		fmt.Fprintf(b, "go_gc_pause_seconds_bucket{le=\"+Inf\"} %d\ngo_gc_pause_seconds_count %d\n", total, total)
+	writePauseHistogram(b, samples[2], "go_gc_pause_seconds", "the collector's stop-the-world pauses")
+	writePauseHistogram(b, samples[3], "go_gc_pause_stopping_seconds", "the part of each of the collector's pauses spent stopping the threads")
+}
+
+func writePauseHistogram(b *strings.Builder, s metrics.Sample, name, help string) {
+	if s.Value.Kind() != metrics.KindFloat64Histogram {
+		return
 	}
+	h := s.Value.Float64Histogram()
+	cum := coarsen(h.Counts, h.Buckets, gcPauseBounds)
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	for i, le := range gcPauseBounds {
+		fmt.Fprintf(b, "%s_bucket{le=\"%s\"} %d\n", name, strconv.FormatFloat(le, 'g', -1, 64), cum[i])
+	}
+	total := cum[len(cum)-1]
+	fmt.Fprintf(b, "%s_bucket{le=\"+Inf\"} %d\n%s_count %d\n", name, total, name, total)
 }
 
 // serveDebugGC runs a full collection and answers with the live heap after it. It is

@@ -25,7 +25,7 @@ func TestRuntimeMetricsText(t *testing.T) {
 	writeRuntimeMetrics(&b)
 	out := b.String()
 	for _, want := range []string{"\ngo_heap_live_bytes ", "# TYPE go_gc_pause_seconds histogram\n",
-		"\ngo_gc_pause_seconds_bucket{le=\"0.001\"} ", "\ngo_gc_pause_seconds_bucket{le=\"+Inf\"} ", "\ngo_gc_cycles_total "} {
+		"\ngo_gc_pause_seconds_bucket{le=\"0.001\"} ", "\ngo_gc_pause_seconds_bucket{le=\"+Inf\"} ", "\ngo_gc_cycles_total ", "# TYPE go_gc_pause_stopping_seconds histogram\n"} {
 		if !strings.Contains("\n"+out, want) {
 			t.Fatalf("runtime metrics lack %q:\n%s", want, out)
 		}

@@ -53,53 +53,68 @@ func (p *memProbe) liveHeap() (int64, error) {
 
 // pauseMark is where a window of collector pauses starts.
 type pauseMark struct {
-	buckets []promBucket // zkraft: the pause histogram then
-	pauses  int          // zookeeper: pauses in the GC log then
+	pauses, stopping []promBucket // zkraft: the pause histograms then
+	logged           int          // zookeeper: pauses in the GC log then
 }
 
 func (p *memProbe) mark() (pauseMark, error) {
 	if p.name == "zkraft" {
-		b, err := p.pauseHistogram()
-		return pauseMark{buckets: b}, err
+		total, stopping, err := p.pauseHistograms()
+		return pauseMark{pauses: total, stopping: stopping}, err
 	}
 	log, err := os.ReadFile(p.gcLog)
-	return pauseMark{pauses: len(gcLogPauses(string(log)))}, err
+	return pauseMark{logged: len(gcLogPauses(string(log)))}, err
 }
 
-// pausesSince returns the number of pauses since m, their p99 and their longest (zkraft:
-// bucket upper bounds).
-func (p *memProbe) pausesSince(m pauseMark) (n uint64, p99, longest time.Duration, err error) {
+// pauseStats are the collector's pauses in a window: zkraft's as bucket upper bounds,
+// with the part spent stopping the threads; ZooKeeper's from its log (stopP99 0).
+type pauseStats struct {
+	n                     uint64
+	p99, longest, stopP99 time.Duration
+}
+
+func (p *memProbe) pausesSince(m pauseMark) (pauseStats, error) {
+	var st pauseStats
 	if p.name == "zkraft" {
-		b, err := p.pauseHistogram()
+		total, stopping, err := p.pauseHistograms()
 		if err != nil {
-			return 0, 0, 0, err
+			return st, err
 		}
-		d, err := histDelta(m.buckets, b)
+		d, err := histDelta(m.pauses, total)
 		if err != nil {
-			return 0, 0, 0, err
+			return st, err
 		}
-		p99, n = bucketQuantile(d, 0.99)
-		longest, _ = bucketQuantile(d, 1)
-		return n, p99, longest, nil
+		st.p99, st.n = bucketQuantile(d, 0.99)
+		st.longest, _ = bucketQuantile(d, 1)
+		if d, err = histDelta(m.stopping, stopping); err != nil {
+			return st, err
+		}
+		st.stopP99, _ = bucketQuantile(d, 0.99)
+		return st, nil
 	}
 	log, err := os.ReadFile(p.gcLog)
 	if err != nil {
-		return 0, 0, 0, err
+		return st, err
 	}
 	all := gcLogPauses(string(log))
-	if m.pauses > len(all) {
-		return 0, 0, 0, fmt.Errorf("GC log shrank: %d pauses, then %d", m.pauses, len(all))
+	if m.logged > len(all) {
+		return st, fmt.Errorf("GC log shrank: %d pauses, then %d", m.logged, len(all))
 	}
-	win := all[m.pauses:]
-	return uint64(len(win)), durationQuantile(win, 0.99), durationQuantile(win, 1), nil
+	win := all[m.logged:]
+	return pauseStats{n: uint64(len(win)), p99: durationQuantile(win, 0.99), longest: durationQuantile(win, 1)}, nil
 }
 
-func (p *memProbe) pauseHistogram() ([]promBucket, error) {
+func (p *memProbe) pauseHistograms() (total, stopping []promBucket, err error) {
 	body, err := httpDo(http.MethodGet, p.metricsURL+"/metrics")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return promHistogram(promSamples(body), "go_gc_pause_seconds")
+	s := promSamples(body)
+	if total, err = promHistogram(s, "go_gc_pause_seconds"); err != nil {
+		return nil, nil, err
+	}
+	stopping, err = promHistogram(s, "go_gc_pause_stopping_seconds")
+	return total, stopping, err
 }
 
 func httpDo(method, url string) (string, error) {

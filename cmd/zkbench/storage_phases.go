@@ -91,7 +91,10 @@ type mixedResult struct {
 	GCPauses uint64  `json:"gc_pauses"`
 	GCP99Ms  float64 `json:"gc_pause_p99_ms"`
 	GCMaxMs  float64 `json:"gc_pause_max_ms"`
-	Error    string  `json:"error,omitempty"`
+	// GCStopP99Ms is zkraft's p99 of the part of a pause spent stopping the threads
+	// (waiting for them to be scheduled, on a busy machine); 0 for ZooKeeper.
+	GCStopP99Ms float64 `json:"gc_pause_stopping_p99_ms,omitempty"`
+	Error       string  `json:"error,omitempty"`
 }
 
 func runMixed(addr string, probe *memProbe, name string, n int, value []byte) (r mixedResult) {
@@ -148,12 +151,12 @@ func runMixed(addr string, probe *memProbe, name string, n int, value []byte) (r
 	r.Ops = ops.Load()
 	r.P99Ms = ms(hist.quantile(0.99))
 	r.P999Ms = ms(hist.quantile(0.999))
-	np, p99, longest, err := probe.pausesSince(mark)
+	st, err := probe.pausesSince(mark)
 	if err != nil {
 		r.Error = "mixed: gc pauses: " + err.Error()
 		return r
 	}
-	r.GCPauses, r.GCP99Ms, r.GCMaxMs = np, ms(p99), ms(longest)
+	r.GCPauses, r.GCP99Ms, r.GCMaxMs, r.GCStopP99Ms = st.n, ms(st.p99), ms(st.longest), ms(st.stopP99)
 	return r
 }
 
