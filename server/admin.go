@@ -397,6 +397,9 @@ func (s *Server) startAdmin() error {
 		addr := net.JoinHostPort(s.cfg.MetricsHost, strconv.Itoa(s.cfg.MetricsPort))
 		mux := http.NewServeMux()
 		mux.HandleFunc("/metrics", s.writeMetrics)
+		if s.cfg.DebugGCEndpoint {
+			mux.HandleFunc("/debug/gc", serveDebugGC)
+		}
 		hs, err := serve(addr, mux)
 		if err != nil {
 			return fmt.Errorf("metrics on %s: %w", addr, err)

@@ -76,6 +76,10 @@ type Config struct {
 	AdminPort    int
 	MetricsHost  string
 	MetricsPort  int
+	// DebugGCEndpoint (zkraft.debug.gcEndpoint) adds POST /debug/gc to the metrics
+	// listener: a full collection, for benchmarks that read go_heap_live_bytes. Off by
+	// default; not for production (anyone who reaches the port can stall the server).
+	DebugGCEndpoint bool
 	// SecureClientPort (secureClientPort) serves clients over TLS only, at
 	// SecureClientPortAddress (secureClientPortAddress; empty: every address).
 	// PortUnification (client.portUnification) makes the client port serve TLS and

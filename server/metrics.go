@@ -14,7 +14,8 @@ import (
 // writeMetrics serves Prometheus' text format: every numeric mntr value under ZooKeeper's
 // metric name (as ZooKeeper's PrometheusMetricsProvider names them), quorum_size, and
 // Raft's own figures (raft_term, raft_commit_index, raft_applied_index,
-// raft_last_snapshot_index, raft_last_log_index), the per-namespace quota metrics
+// raft_last_snapshot_index, raft_last_log_index), the Go runtime's heap and collector
+// figures (metrics_runtime.go), the per-namespace quota metrics
 // (quota.go), and connections_closed_total by reason (closed.go).
 func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
@@ -73,6 +74,7 @@ func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(&b, "# HELP tree_memory_refused_total writes refused at the tree's memory cap\n# TYPE tree_memory_refused_total counter\ntree_memory_refused_total %d\n", s.memCap.refused.Load())
 	}
 	gauge("tree_offheap_bytes", float64(datatree.OffHeapBytes()), "the tree's pages and slabs outside the Go heap (in RSS, not in Go's heap figures)")
+	writeRuntimeMetrics(&b)
 	writeQuotaMetrics(&b, s.quotaMetrics())
 	b.WriteString("# HELP connections_closed_total client connections the server closed, by reason\n# TYPE connections_closed_total counter\n")
 	for r := closeReason(0); r < numCloseReasons; r++ {

@@ -396,13 +396,16 @@ func connectAll(members []string, at []int) ([]*zk.Conn, error) {
 	return conns, nil
 }
 
-func connect(addr string) (*zk.Conn, error) {
-	conn, events, err := zk.Connect([]string{addr}, sessionTimeout, zk.WithLogger(quietLogger{}), zk.WithLogInfo(false))
+func connect(addr string) (*zk.Conn, error) { return connectWith(addr, sessionTimeout) }
+
+// connectWith opens a session asking for timeout and waits until it has it.
+func connectWith(addr string, timeout time.Duration) (*zk.Conn, error) {
+	conn, events, err := zk.Connect([]string{addr}, timeout, zk.WithLogger(quietLogger{}), zk.WithLogInfo(false))
 	if err != nil {
 		return nil, err
 	}
-	timeout := time.NewTimer(connectTimeout)
-	defer timeout.Stop()
+	wait := time.NewTimer(connectTimeout)
+	defer wait.Stop()
 	for {
 		select {
 		case ev, ok := <-events:
@@ -416,7 +419,7 @@ func connect(addr string) (*zk.Conn, error) {
 				conn.Close()
 				return nil, fmt.Errorf("connect %s: %v", addr, ev.State)
 			}
-		case <-timeout.C:
+		case <-wait.C:
 			conn.Close()
 			return nil, fmt.Errorf("connect %s: no session after %v", addr, connectTimeout)
 		}

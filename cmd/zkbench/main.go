@@ -115,7 +115,7 @@ func parseFlags(cfg *config, args []string) error {
 	fs.IntVar(&cfg.depth, "depth", cfg.depth, "requests in flight per session (goroutines sharing one connection)")
 	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.DurationVar(&cfg.idle, "idle", 0, "first let the servers sit idle this long and print the CPU each used")
-	storage := fs.String("storage", "", "instead of the workloads, measure load, RSS, write stall during snapshots, snapshot size and restart with trees of these sizes (e.g. 100000,1000000)")
+	storage := fs.String("storage", "", "instead of the workloads, measure load, RSS, heap per znode, write stall during snapshots, snapshot size, restart, the mixed tail with GC pauses and watch memory with trees of these sizes (e.g. 100000,1000000)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return err

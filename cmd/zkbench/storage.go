@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -17,20 +18,33 @@ import (
 )
 
 // The storage measurements (--storage N,...): for each tree size N, each target is
-// started fresh, filled with N znodes of --value-size bytes (multis of 100 creates, 8
-// sessions), and measured:
+// started fresh and measured:
 //
-//   - load: how long the fill took (ops/s of znodes created);
-//   - RSS with the tree (after the fill and 2 s of rest);
+//   - empty heap: the live heap of the empty server after a full collection (zkraft:
+//     go_heap_live_bytes + tree_offheap_bytes after POST /debug/gc; ZooKeeper: jcmd
+//     GC.run, then GC.heap_info's used bytes);
+//   - load: filled with N znodes of --value-size bytes (multis of 100 creates, 8
+//     sessions), how long the fill took;
+//   - RSS with the tree (after the fill and 2 s of rest), and the live heap again: heap
+//     bytes per znode beyond its data = (filled - empty - N x value size) / N. The paths
+//     count as overhead, not data: how a server keeps them is its own layout;
 //   - write stall: 8 sessions set random nodes for storageWindow while the servers take
 //     snapshots of the whole tree (snapCount=20000 on both, so several fall in the window):
 //     the longest and the p99.9 set latency;
 //   - snapshot size: the newest snapshot file on disk 5 s after the window;
 //   - restart: SIGKILL, then the time from starting the process again until it serves and
 //     a read of the last node written answers;
-//   - quiet tail: after the restart, with snapCount raised past anything written, the
-//     same writers for storageQuiet: the p99 set latency without snapshots. The longest
-//     write of the snapshot window over it is the snapshot stall ("max/quiet p99").
+//   - full read: getData of every znode (8 sessions); the RSS after it;
+//   - quiet tail: with snapCount raised past anything written, the same writers for
+//     storageQuiet: the p99 set latency without snapshots. The longest write of the
+//     snapshot window over it is the snapshot stall ("max/quiet p99");
+//   - mixed: 64 sessions, half getData and half setData of random znodes, for
+//     mixedWindow: p99 and p99.9 latency, and the collector's pauses meanwhile (zkraft:
+//     the delta of its go_gc_pause_seconds histogram, bucket bounds; ZooKeeper: the
+//     pauses its -Xlog:gc file logged). The same on a fresh server with a
+//     mixedReference-znode tree, once per target, is the tail to hold it against;
+//   - watches: 5 sessions each set a data and a child watch on the first 100,000 znodes;
+//     the live heap's growth (after full collections) per watch.
 const (
 	storageWindow   = 15 * time.Second
 	storageSessions = 8
@@ -41,23 +55,48 @@ const (
 )
 
 type storageResult struct {
-	Target      string  `json:"target"`
-	Znodes      int     `json:"znodes"`
-	LoadSeconds float64 `json:"load_seconds"`
-	RSSBytes    int64   `json:"rss_bytes"`
-	MaxStallMs  float64 `json:"max_write_ms"`
-	P999Ms      float64 `json:"p999_write_ms"`
-	Writes      uint64  `json:"writes"`
-	SnapBytes   int64   `json:"snapshot_bytes"`
-	RestartSec  float64 `json:"restart_seconds"`
-	QuietP99Ms  float64 `json:"quiet_p99_write_ms"`
-	QuietMaxMs  float64 `json:"quiet_max_write_ms"`
-	Error       string  `json:"error,omitempty"`
+	Target          string      `json:"target"`
+	Znodes          int         `json:"znodes"`
+	JavaHeap        string      `json:"java_heap,omitempty"`
+	LoadSeconds     float64     `json:"load_seconds"`
+	RSSBytes        int64       `json:"rss_bytes"`
+	HeapEmptyBytes  int64       `json:"heap_empty_bytes"`
+	HeapFilledBytes int64       `json:"heap_filled_bytes"`
+	HeapPerZnode    float64     `json:"heap_bytes_per_znode_beyond_data"`
+	MaxStallMs      float64     `json:"max_write_ms"`
+	P999Ms          float64     `json:"p999_write_ms"`
+	Writes          uint64      `json:"writes"`
+	SnapBytes       int64       `json:"snapshot_bytes"`
+	RestartSec      float64     `json:"restart_seconds"`
+	ReadSeconds     float64     `json:"full_read_seconds"`
+	RSSReadBytes    int64       `json:"rss_after_restart_and_read_bytes"`
+	QuietP99Ms      float64     `json:"quiet_p99_write_ms"`
+	QuietMaxMs      float64     `json:"quiet_max_write_ms"`
+	Mixed           mixedResult `json:"mixed"`
+	Watches         int         `json:"watches"`
+	WatchHeapBytes  int64       `json:"watch_heap_bytes"`
+	Error           string      `json:"error,omitempty"`
+}
+
+// storageReport is what --json writes in storage mode.
+type storageReport struct {
+	ValueSize int             `json:"value_size"`
+	Results   []storageResult `json:"results"`
+	Reference []mixedResult   `json:"mixed_reference"`
 }
 
 func runStorage(cfg config, out io.Writer) int {
-	var results []storageResult
+	rep := storageReport{ValueSize: cfg.valueSize}
 	failed := false
+	for _, name := range cfg.targets {
+		cfg.logf("storage: %s mixed reference with %d znodes", name, mixedReference)
+		m := measureMixedReference(cfg, name)
+		if m.Error != "" {
+			failed = true
+			cfg.logf("storage: %s reference: %s", name, m.Error)
+		}
+		rep.Reference = append(rep.Reference, m)
+	}
 	for _, n := range cfg.storage {
 		for _, name := range cfg.targets {
 			cfg.logf("storage: %s with %d znodes", name, n)
@@ -66,88 +105,170 @@ func runStorage(cfg config, out io.Writer) int {
 				failed = true
 				cfg.logf("storage: %s with %d znodes: %s", name, n, r.Error)
 			}
-			results = append(results, r)
+			rep.Results = append(rep.Results, r)
 		}
 	}
-	writeStorageTable(out, cfg, results)
+	writeStorageTable(out, cfg, rep.Results)
+	writeMemoryTable(out, rep)
+	if cfg.jsonPath != "" {
+		if err := writeJSON(cfg.jsonPath, rep); err != nil {
+			fmt.Fprintln(os.Stderr, "zkbench:", err)
+			return 1
+		}
+	}
 	if failed {
 		return 1
 	}
 	return 0
 }
 
-func measureStorage(cfg config, name string, n int) (r storageResult) {
-	r = storageResult{Target: name, Znodes: n}
-	opts := ztest.Options{ExtraConfig: map[string]string{"maxClientCnxns": "0", "snapCount": storageSnap},
-		Logf: cfg.logf, JavaHeap: "4g"}
+// javaHeapFor is ZooKeeper's -Xmx for a tree of n znodes: the 4 GiB its storage runs
+// always had, and 16 GiB past 2M znodes (a 10M tree of 100 B values needs some 5 GiB
+// live; the machine these runs are for has 24 GiB, and the servers run one at a time).
+func javaHeapFor(n int) string {
+	if n > 2_000_000 {
+		return "16g"
+	}
+	return "4g"
+}
+
+// storageServer is a started target with its memory probe; stop stops it and removes
+// the probe's files.
+type storageServer struct {
+	srv   *ztest.Server
+	probe *memProbe
+	tmp   string
+}
+
+func (s *storageServer) stop() {
+	s.srv.Stop()
+	os.RemoveAll(s.tmp)
+}
+
+func startStorageServer(cfg config, name string, n int, snapCount string) (*storageServer, error) {
+	tmp, err := os.MkdirTemp("", "zkbench-storage")
+	if err != nil {
+		return nil, err
+	}
+	opts := ztest.Options{ExtraConfig: map[string]string{"maxClientCnxns": "0", "snapCount": snapCount},
+		Logf: cfg.logf, JavaHeap: javaHeapFor(n)}
+	probe := &memProbe{name: name}
 	var srv *ztest.Server
-	var err error
 	if name == "zkraft" {
+		port, err := ztest.FreePort()
+		if err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+		opts.ExtraConfig["metricsProvider.httpPort"] = fmt.Sprint(port)
+		opts.ExtraConfig["metricsProvider.httpHost"] = "127.0.0.1"
+		opts.ExtraConfig["zkraft.debug.gcEndpoint"] = "true"
+		probe.metricsURL = fmt.Sprintf("http://127.0.0.1:%d", port)
 		opts.Binary = cfg.zkraftBin
 		srv, err = ztest.StartZkraft(opts)
 	} else {
+		probe.gcLog = filepath.Join(tmp, "gc.log")
+		opts.JVMFlags = []string{"-Xlog:gc:file=" + probe.gcLog + ":uptime,level,tags:filecount=0"}
 		srv, err = ztest.StartZooKeeper(opts)
 	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	probe.pid = func() int { return srv.Cmd.Process.Pid }
+	return &storageServer{srv: srv, probe: probe, tmp: tmp}, nil
+}
+
+func storageValue(cfg config) []byte {
+	value := make([]byte, cfg.valueSize)
+	for i := range value {
+		value[i] = 'a' + byte(i%26)
+	}
+	return value
+}
+
+// measureMixedReference is the mixed load on a fresh mixedReference-znode tree, with
+// snapshots off as in the storage runs' mixed phase.
+func measureMixedReference(cfg config, name string) mixedResult {
+	s, err := startStorageServer(cfg, name, mixedReference, storageNoSnap)
+	if err != nil {
+		return mixedResult{Target: name, Znodes: mixedReference, Error: err.Error()}
+	}
+	defer s.stop()
+	conns, err := connectAll([]string{s.srv.Addr}, roundRobin(storageSessions, 1))
+	if err != nil {
+		return mixedResult{Target: name, Znodes: mixedReference, Error: err.Error()}
+	}
+	value := storageValue(cfg)
+	err = fillTree(conns, mixedReference, value)
+	closeAll(conns)
+	if err != nil {
+		return mixedResult{Target: name, Znodes: mixedReference, Error: "fill: " + err.Error()}
+	}
+	return runMixed(s.srv.Addr, s.probe, name, mixedReference, value)
+}
+
+func measureStorage(cfg config, name string, n int) (r storageResult) {
+	r = storageResult{Target: name, Znodes: n}
+	if name != "zkraft" {
+		r.JavaHeap = javaHeapFor(n)
+	}
+	s, err := startStorageServer(cfg, name, n, storageSnap)
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
-	defer srv.Stop()
+	defer s.stop()
+	srv := s.srv
+	if r.HeapEmptyBytes, err = s.probe.liveHeap(); err != nil {
+		r.Error = "empty heap: " + err.Error()
+		return r
+	}
 	conns, err := connectAll([]string{srv.Addr}, roundRobin(storageSessions, 1))
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
 	defer func() { closeAll(conns) }()
-	value := make([]byte, cfg.valueSize)
-	for i := range value {
-		value[i] = 'a' + byte(i%26)
-	}
-	// Fill: the dirs first, then the nodes, in multis spread over the sessions.
+	value := storageValue(cfg)
 	start := time.Now()
-	dirs := (n + storageFanout - 1) / storageFanout
-	if _, err := conns[0].Create("/s", nil, 0, worldACL); err != nil {
-		r.Error = "fill: " + err.Error()
-		return r
-	}
-	var ops []any
-	for d := 0; d < dirs; d++ {
-		ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("/s/d%05d", d), Acl: worldACL})
-	}
-	if err := bulk(conns[:1], ops); err != nil {
-		r.Error = "fill: " + err.Error()
-		return r
-	}
-	ops = ops[:0]
-	paths := make([]string, 0, n)
-	for i := 0; i < n; i++ {
-		p := fmt.Sprintf("/s/d%05d/n%04d", i/storageFanout, i%storageFanout)
-		paths = append(paths, p)
-		ops = append(ops, &zk.CreateRequest{Path: p, Data: value, Acl: worldACL})
-	}
-	if err := bulk(conns, ops); err != nil {
+	if err := fillTree(conns, n, value); err != nil {
 		r.Error = "fill: " + err.Error()
 		return r
 	}
 	r.LoadSeconds = time.Since(start).Seconds()
 	time.Sleep(2 * time.Second)
 	r.RSSBytes = rss(srv.Cmd.Process.Pid)
+	// The sessions are closed over the full collection: one of ZooKeeper's large heap
+	// stops its JVM longer than they would live.
+	closeAll(conns)
+	conns = nil
+	if r.HeapFilledBytes, err = s.probe.liveHeap(); err != nil {
+		r.Error = "filled heap: " + err.Error()
+		return r
+	}
+	if conns, err = connectAll([]string{srv.Addr}, roundRobin(storageSessions, 1)); err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	r.HeapPerZnode = float64(r.HeapFilledBytes-r.HeapEmptyBytes-int64(n)*int64(cfg.valueSize)) / float64(n)
 
 	// Writes while snapshots of the whole tree are taken.
-	hist, writes, err := writeWindow(conns, paths, value, storageWindow)
+	hist, writes, err := writeWindow(conns, n, value, storageWindow)
 	if err != nil {
 		r.Error = "writes: " + err.Error()
 		return r
 	}
-	r.MaxStallMs = float64(hist.max) / float64(time.Millisecond)
-	r.P999Ms = float64(hist.quantile(0.999)) / float64(time.Millisecond)
+	r.MaxStallMs = ms(hist.max)
+	r.P999Ms = ms(hist.quantile(0.999))
 	r.Writes = writes
 	time.Sleep(5 * time.Second) // a snapshot being written when the window closed finishes
 	r.SnapBytes = newestSnapshotSize(name, srv.DataDir)
 
 	// Restart after a crash, with snapshots off from then on (snapCount past anything
-	// the quiet window writes).
-	last := paths[len(paths)-1]
+	// the quiet window and the mixed load write). A large tree takes long to load: the
+	// wait grows with it.
+	last := storagePath(n - 1)
 	closeAll(conns)
 	conns = nil
 	srv.Kill()
@@ -155,41 +276,73 @@ func measureStorage(cfg config, name string, n int) (r storageResult) {
 		r.Error = "restart: " + err.Error()
 		return r
 	}
+	limit := time.Minute + time.Duration(n/1_000_000)*30*time.Second
 	start = time.Now()
-	if err := srv.Restart(true); err != nil {
+	if err := srv.Restart(false); err != nil {
 		r.Error = "restart: " + err.Error()
 		return r
 	}
-	c, err := connect(srv.Addr)
-	if err != nil {
+	if err := awaitServing(srv.Addr, limit); err != nil {
 		r.Error = "restart: " + err.Error()
 		return r
 	}
-	defer c.Close()
-	if _, _, err := c.Get(last); err != nil {
+	if err := awaitRead(srv.Addr, last, limit); err != nil {
 		r.Error = "restart: read " + last + ": " + err.Error()
 		return r
 	}
 	r.RestartSec = time.Since(start).Seconds()
 
-	// The same writes on the same tree without snapshots: the tail to hold the snapshot
-	// window's against.
+	// A read of every znode, then the RSS: what the restarted server holds to serve the
+	// whole tree.
 	if conns, err = connectAll([]string{srv.Addr}, roundRobin(storageSessions, 1)); err != nil {
-		r.Error = "quiet: " + err.Error()
+		r.Error = "read: " + err.Error()
 		return r
 	}
-	quiet, _, err := writeWindow(conns, paths, value, storageQuiet)
+	start = time.Now()
+	if err := forEachZnode(conns, n, func(c *zk.Conn, i int) error { _, _, err := c.Get(storagePath(i)); return err }); err != nil {
+		r.Error = "full read: " + err.Error()
+		return r
+	}
+	r.ReadSeconds = time.Since(start).Seconds()
+	r.RSSReadBytes = rss(srv.Cmd.Process.Pid)
+
+	// The same writes on the same tree without snapshots: the tail to hold the snapshot
+	// window's against.
+	quiet, _, err := writeWindow(conns, n, value, storageQuiet)
 	if err != nil {
 		r.Error = "quiet writes: " + err.Error()
 		return r
 	}
-	r.QuietP99Ms = float64(quiet.quantile(0.99)) / float64(time.Millisecond)
-	r.QuietMaxMs = float64(quiet.max) / float64(time.Millisecond)
+	r.QuietP99Ms = ms(quiet.quantile(0.99))
+	r.QuietMaxMs = ms(quiet.max)
+	closeAll(conns)
+	conns = nil
+
+	r.Mixed = runMixed(srv.Addr, s.probe, name, n, value)
+	if r.Mixed.Error != "" {
+		r.Error = r.Mixed.Error
+		return r
+	}
+	if r.Watches, r.WatchHeapBytes, err = measureWatches(srv.Addr, s.probe, n); err != nil {
+		r.Error = "watches: " + err.Error()
+	}
 	return r
 }
 
-// writeWindow has every session set pseudo-random nodes, one in flight each, for d.
-func writeWindow(conns []*zk.Conn, paths []string, value []byte, d time.Duration) (histogram, uint64, error) {
+// awaitServing polls srvr until it reports a mode, as ztest does, for up to limit.
+func awaitServing(addr string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if out, err := ztest.FourLetter(addr, "srvr"); err == nil && strings.Contains(out, "\nMode: ") {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not serve within %v", addr, limit)
+}
+
+// writeWindow has every session set pseudo-random nodes of the n, one in flight each, for d.
+func writeWindow(conns []*zk.Conn, n int, value []byte, d time.Duration) (histogram, uint64, error) {
 	var hist histogram
 	var mu sync.Mutex
 	var writes atomic.Uint64
@@ -203,9 +356,9 @@ func writeWindow(conns []*zk.Conn, paths []string, value []byte, d time.Duration
 			var h histogram
 			k := i
 			for time.Now().Before(deadline) {
-				k = (k*7919 + 13) % len(paths)
+				k = (k*7919 + 13) % n
 				t0 := time.Now()
-				if _, err := c.Set(paths[k], value, -1); err != nil {
+				if _, err := c.Set(storagePath(k), value, -1); err != nil {
 					werr.Store(err)
 					return
 				}

@@ -53,6 +53,7 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"admin.serverPort":                                   intKey(func(c *server.Config, n int) { c.AdminPort = n }),
 	"metricsProvider.httpPort":                           intKey(func(c *server.Config, n int) { c.MetricsPort = n }),
 	"metricsProvider.httpHost":                           func(c *server.Config, v string) error { c.MetricsHost = v; return nil },
+	"zkraft.debug.gcEndpoint":                            boolKey(func(c *server.Config, b bool) { c.DebugGCEndpoint = b }),
 	// ZooKeeper's Prometheus provider is what zkraft serves when httpPort is set.
 	"metricsProvider.className": func(c *server.Config, v string) error {
 		if !strings.HasSuffix(v, "PrometheusMetricsProvider") {
