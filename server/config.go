@@ -40,11 +40,16 @@ type Config struct {
 	MaxOutstanding         int            // per connection, before the reader stops reading
 	Throttle               ThrottleConfig // ZooKeeper's request throttle (throttle.go)
 	AdminAuth              AdminAuth      // the AdminServer's snapshot command (admin_snapshot.go)
-	// TreeMemoryLimit (treeMemoryLimit, zkraft's own), if positive: once the tree's
-	// estimated heap reaches it, writes that would grow the tree are refused with
-	// QuotaExceeded (memcap.go). The zkraft command sets it to a third of a container's
-	// memory limit when none is given.
+	// TreeMemoryLimit (treeMemoryLimit, zkraft's own), if positive: once the memory the
+	// tree's content takes (datatree's MemoryInUse) reaches it, writes that would grow
+	// the tree are refused with QuotaExceeded (memcap.go). The zkraft command sets it to
+	// a third of the process's memory ceiling when none is given.
 	TreeMemoryLimit int64
+	// MemoryLimit (memoryLimit, zkraft's own), if positive, is the whole process's
+	// memory ceiling. The server does not read it: the zkraft command splits it between
+	// TreeMemoryLimit and the Go runtime's memory limit before the server starts
+	// (cmd/zkraft/memory.go).
+	MemoryLimit int64
 	// ReconfigEnabled lets a super user (or one with WRITE on /zookeeper/config) change
 	// a cluster's membership with reconfig (reconfigEnabled, off by default as in 3.8).
 	ReconfigEnabled bool
@@ -180,6 +185,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("zookeeper.request_throttle_stall_time %v must be positive", c.Throttle.StallTime)
 	case c.TreeMemoryLimit < 0:
 		return fmt.Errorf("treeMemoryLimit %d must not be negative", c.TreeMemoryLimit)
+	case c.MemoryLimit < 0:
+		return fmt.Errorf("memoryLimit %d must not be negative", c.MemoryLimit)
 	case c.MaxClientCnxns < 0:
 		return fmt.Errorf("maxClientCnxns %d must not be negative", c.MaxClientCnxns)
 	case c.ContainerCheckInterval <= 0:

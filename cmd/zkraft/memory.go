@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -9,21 +10,28 @@ import (
 	"github.com/zkraft/zkraft/server"
 )
 
-// parseBytes reads a size: a number of bytes, or one with a k, m or g suffix (powers of
-// 1024, as the JVM's -Xmx).
+// goLimitFloor is the least Go memory limit a ceiling sets: below it the collector would
+// run almost without pause and the server would do little else.
+const goLimitFloor = 64 << 20
+
+// treeOffHeap says whether the tree's pages and slabs live outside the Go heap, as
+// datatree maps them on Linux (datatree/osmem_mmap.go); elsewhere the Go limit covers the
+// tree too. (Race-detector builds keep the tree on the heap even on Linux; the Go limit
+// is then only lower than it needs to be.)
+const treeOffHeap = runtime.GOOS == "linux"
+
+// parseBytes reads a size: a number of bytes, or one with a k, m, g or t suffix (powers
+// of 1024, as the JVM's -Xmx).
 func parseBytes(v string) (int64, error) {
 	s := strings.ToLower(strings.TrimSpace(v))
 	mul := int64(1)
-	switch {
-	case strings.HasSuffix(s, "k"):
-		mul, s = 1<<10, s[:len(s)-1]
-	case strings.HasSuffix(s, "m"):
-		mul, s = 1<<20, s[:len(s)-1]
-	case strings.HasSuffix(s, "g"):
-		mul, s = 1<<30, s[:len(s)-1]
+	if i := len(s) - 1; i > 0 {
+		if shift := strings.IndexByte("kmgt", s[i]); shift >= 0 {
+			mul, s = 1<<(10*(shift+1)), s[:i]
+		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || n > (1<<62)/mul {
 		return 0, fmt.Errorf("not a size: %q", v)
 	}
 	return n * mul, nil
@@ -47,23 +55,136 @@ func cgroupMemoryLimit(read func(string) ([]byte, error)) int64 {
 	return 0
 }
 
-// memoryDefaults fits zkraft to a container's memory limit when the operator set
-// nothing: the Go runtime's soft limit at 90% of it (unless GOMEMLIMIT is set), so the
-// collector works harder before the kernel kills, and the tree's cap at a third of it
-// (unless treeMemoryLimit is set), leaving room for the collector's headroom, a
-// snapshot's copies, the log's cache and the connections. It says what it set.
-func memoryDefaults(cfg *server.Config, getenv func(string) string, read func(string) ([]byte, error)) (notes []string) {
-	limit := cgroupMemoryLimit(read)
-	if limit == 0 {
-		return nil
+// jvmMaxHeap is the JVM heap size ZooKeeper's scripts would start with: the last -Xmx (or
+// -XX:MaxHeapSize=) of zkEnv.sh's "-Xmx${ZK_SERVER_HEAP}m" (when ZK_SERVER_HEAP is set;
+// zkraft does not take the script's default of 1000), SERVER_JVMFLAGS and JVMFLAGS, in
+// the order zkServer.sh hands them to the JVM. It names the variable it came from; 0
+// when none is set.
+func jvmMaxHeap(getenv func(string) string) (n int64, from string, err error) {
+	if v := strings.TrimSpace(getenv("ZK_SERVER_HEAP")); v != "" {
+		mb, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || mb <= 0 || mb > 1<<40 {
+			return 0, "", fmt.Errorf("ZK_SERVER_HEAP: %q is not a number of megabytes", v)
+		}
+		n, from = mb<<20, "ZK_SERVER_HEAP"
 	}
-	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit / 10 * 9)
-		notes = append(notes, fmt.Sprintf("container memory limit %d bytes: Go memory limit set to %d (GOMEMLIMIT overrides)", limit, limit/10*9))
+	for _, env := range []string{"SERVER_JVMFLAGS", "JVMFLAGS"} {
+		for _, f := range strings.Fields(getenv(env)) {
+			size, ok := strings.CutPrefix(f, "-Xmx")
+			if !ok {
+				if size, ok = strings.CutPrefix(f, "-XX:MaxHeapSize="); !ok {
+					continue
+				}
+			}
+			if n, err = parseBytes(size); err != nil || n == 0 {
+				return 0, "", fmt.Errorf("%s: %s is not a heap size", env, f)
+			}
+			from = "-Xmx in " + env
+		}
 	}
-	if cfg.TreeMemoryLimit == 0 {
-		cfg.TreeMemoryLimit = limit / 3
-		notes = append(notes, fmt.Sprintf("treeMemoryLimit set to %d bytes, a third of the container's memory (treeMemoryLimit overrides)", cfg.TreeMemoryLimit))
+	return n, from, nil
+}
+
+// memoryCeiling is the whole process's memory ceiling and where it came from, the first
+// found of: zoo.cfg's memoryLimit, the JVM's heap size (jvmMaxHeap), the container's
+// memory limit; 0 when there is none. A ceiling above the container's limit is lowered
+// to it: the kernel kills the process there whatever it was told.
+func memoryCeiling(cfg *server.Config, getenv func(string) string, read func(string) ([]byte, error)) (int64, string, error) {
+	n, from := cfg.MemoryLimit, "memoryLimit"
+	if n <= 0 {
+		var err error
+		if n, from, err = jvmMaxHeap(getenv); err != nil {
+			return 0, "", err
+		}
 	}
-	return notes
+	container := cgroupMemoryLimit(read)
+	switch {
+	case container > 0 && n > container:
+		return container, fmt.Sprintf("the container's memory limit (%s, %s, is above it)", from, mib(n)), nil
+	case n > 0:
+		return n, from, nil
+	case container > 0:
+		return container, "the container's memory limit", nil
+	}
+	return 0, "", nil
+}
+
+// memorySplit is what a ceiling sets: the tree's cap, and Go's memory limit (0: left to
+// GOMEMLIMIT).
+type memorySplit struct {
+	ceiling  int64
+	from     string
+	treeCap  int64
+	goLimit  int64
+	treeSet  bool // treeMemoryLimit was configured
+	floored  bool // goLimit is goLimitFloor, the ceiling being too small for the split
+	envLimit string
+	offHeap  bool // the tree lives outside the Go heap
+}
+
+// splitMemory divides a ceiling L: the tree's cap is L/3 unless treeMemoryLimit is set;
+// Go's memory limit is 90% of L (the rest is for what neither counts: the kernel's buffers
+// and page tables, the program's text, the heap's overshoot of a soft limit) less the
+// tree's cap when the tree lives outside the Go heap, and never below goLimitFloor.
+// GOMEMLIMIT, when set, leaves Go's limit alone.
+func splitMemory(cfg *server.Config, ceiling int64, from, gomemlimit string, offHeap bool) memorySplit {
+	s := memorySplit{ceiling: ceiling, from: from, treeCap: cfg.TreeMemoryLimit, treeSet: cfg.TreeMemoryLimit > 0, envLimit: gomemlimit, offHeap: offHeap}
+	if !s.treeSet {
+		s.treeCap = ceiling / 3
+	}
+	if gomemlimit != "" {
+		return s
+	}
+	s.goLimit = ceiling / 10 * 9
+	if offHeap {
+		s.goLimit -= s.treeCap
+	}
+	if s.goLimit < goLimitFloor {
+		s.goLimit, s.floored = goLimitFloor, true
+	}
+	return s
+}
+
+// String is the start-up log line: the ceiling, its source, and what it set.
+func (s memorySplit) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "memory ceiling %s from %s: ", mib(s.ceiling), s.from)
+	if s.treeSet {
+		fmt.Fprintf(&b, "tree cap %s as treeMemoryLimit sets it; ", mib(s.treeCap))
+	} else {
+		fmt.Fprintf(&b, "tree cap (treeMemoryLimit) %s, a third; ", mib(s.treeCap))
+	}
+	switch {
+	case s.envLimit != "":
+		fmt.Fprintf(&b, "Go memory limit left to GOMEMLIMIT=%s", s.envLimit)
+	case s.floored:
+		fmt.Fprintf(&b, "Go memory limit %s, its floor (the ceiling is too small for the tree's cap and the heap)", mib(s.goLimit))
+	default:
+		fmt.Fprintf(&b, "Go memory limit %s, 90%% of the ceiling", mib(s.goLimit))
+		if s.offHeap {
+			b.WriteString(" less the tree's cap (the tree lives outside the Go heap)")
+		}
+		b.WriteString("; GOMEMLIMIT overrides")
+	}
+	return b.String()
+}
+
+// mib writes a size as bytes with its MiB.
+func mib(n int64) string { return fmt.Sprintf("%d bytes (%d MiB)", n, n>>20) }
+
+// memoryDefaults applies the process's memory ceiling, if there is one: it sets the
+// tree's cap in cfg and Go's memory limit (splitMemory) and returns the line to log.
+// Without a ceiling it sets nothing, and Go's collector follows GOGC (and GOMEMLIMIT)
+// alone.
+func memoryDefaults(cfg *server.Config, getenv func(string) string, read func(string) ([]byte, error)) (notes []string, err error) {
+	ceiling, from, err := memoryCeiling(cfg, getenv, read)
+	if err != nil || ceiling == 0 {
+		return nil, err
+	}
+	s := splitMemory(cfg, ceiling, from, getenv("GOMEMLIMIT"), treeOffHeap)
+	cfg.TreeMemoryLimit = s.treeCap
+	if s.goLimit > 0 {
+		debug.SetMemoryLimit(s.goLimit)
+	}
+	return []string{s.String()}, nil
 }

@@ -42,7 +42,11 @@ func newStartCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, n := range memoryDefaults(&cfg, os.Getenv, os.ReadFile) {
+			notes, err := memoryDefaults(&cfg, os.Getenv, os.ReadFile)
+			if err != nil {
+				return fmt.Errorf("config: %v", err)
+			}
+			for _, n := range notes {
 				log.Info("config: " + n)
 			}
 			srv, err := server.New(cfg, log)

@@ -31,6 +31,13 @@ func init() {
 		c.TreeMemoryLimit = n
 		return err
 	}
+	// zkraft's own: the process's memory ceiling (memory.go), split between the tree's
+	// cap and the Go runtime's memory limit.
+	zooCfgKeys["memoryLimit"] = func(c *server.Config, v string) error {
+		n, err := parseBytes(v)
+		c.MemoryLimit = n
+		return err
+	}
 	for k, set := range guardKeys {
 		zooCfgKeys[k] = set
 		zooCfgKeys["zookeeper."+k] = set

@@ -54,34 +54,4 @@ func TestTreeMemoryLimitSettings(t *testing.T) {
 	if _, err := parseZooCfg(strings.NewReader("treeMemoryLimit=lots\n"), &c); err == nil {
 		t.Fatal("treeMemoryLimit=lots accepted")
 	}
-	files := func(m map[string]string) func(string) ([]byte, error) {
-		return func(p string) ([]byte, error) {
-			if v, ok := m[p]; ok {
-				return []byte(v), nil
-			}
-			return nil, os.ErrNotExist
-		}
-	}
-	// A container's limit (cgroup v2, then v1) sets the cap to a third of it unless
-	// zoo.cfg set one; no limit ("max") sets nothing.
-	c = server.DefaultConfig()
-	memoryDefaults(&c, envOf(map[string]string{"GOMEMLIMIT": "1GiB"}), files(map[string]string{"/sys/fs/cgroup/memory.max": "3221225472\n"}))
-	if c.TreeMemoryLimit != 1<<30 {
-		t.Fatalf("cgroup v2 limit of 3 GiB: cap %d, want 1 GiB", c.TreeMemoryLimit)
-	}
-	c = server.DefaultConfig()
-	memoryDefaults(&c, envOf(map[string]string{"GOMEMLIMIT": "1GiB"}), files(map[string]string{"/sys/fs/cgroup/memory/memory.limit_in_bytes": "300\n"}))
-	if c.TreeMemoryLimit != 100 {
-		t.Fatalf("cgroup v1 limit of 300 B: cap %d, want 100", c.TreeMemoryLimit)
-	}
-	c = server.DefaultConfig()
-	c.TreeMemoryLimit = 7
-	memoryDefaults(&c, envOf(map[string]string{"GOMEMLIMIT": "1GiB"}), files(map[string]string{"/sys/fs/cgroup/memory.max": "3000\n"}))
-	if c.TreeMemoryLimit != 7 {
-		t.Fatalf("a configured cap was replaced: %d", c.TreeMemoryLimit)
-	}
-	c = server.DefaultConfig()
-	if notes := memoryDefaults(&c, envOf(nil), files(map[string]string{"/sys/fs/cgroup/memory.max": "max\n"})); c.TreeMemoryLimit != 0 || len(notes) != 0 {
-		t.Fatalf("no container limit: cap %d, notes %q", c.TreeMemoryLimit, notes)
-	}
 }
