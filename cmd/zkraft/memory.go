@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"runtime"
+	"github.com/zkraft/zkraft/datatree"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -14,11 +14,9 @@ import (
 // run almost without pause and the server would do little else.
 const goLimitFloor = 64 << 20
 
-// treeOffHeap says whether the tree's pages and slabs live outside the Go heap, as
-// datatree maps them on Linux (datatree/osmem_mmap.go); elsewhere the Go limit covers the
-// tree too. (Race-detector builds keep the tree on the heap even on Linux; the Go limit
-// is then only lower than it needs to be.)
-const treeOffHeap = runtime.GOOS == "linux"
+// treeOffHeap says whether the tree's pages and slabs live outside the Go heap (so Go's
+// memory limit must leave room for them): datatree decides it by platform and build.
+const treeOffHeap = datatree.OffHeap
 
 // parseBytes reads a size: a number of bytes, or one with a k, m, g or t suffix (powers
 // of 1024, as the JVM's -Xmx).
