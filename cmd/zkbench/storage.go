@@ -343,27 +343,40 @@ func awaitServing(addr string, limit time.Duration) error {
 
 // writeWindow has every session set pseudo-random nodes of the n, one in flight each, for d.
 func writeWindow(conns []*zk.Conn, n int, value []byte, d time.Duration) (histogram, uint64, error) {
+	return timedSessions(conns, d, func(i int) func(c *zk.Conn) error {
+		k := i
+		return func(c *zk.Conn) error {
+			k = (k*7919 + 13) % n
+			_, err := c.Set(storagePath(k), value, -1)
+			return err
+		}
+	})
+}
+
+// timedSessions runs, on every session at once for d, the op newOp(i) makes for session
+// i, one at a time, and returns the latency of every op and how many ran; the first
+// error stops its session and is returned.
+func timedSessions(conns []*zk.Conn, d time.Duration, newOp func(i int) func(c *zk.Conn) error) (histogram, uint64, error) {
 	var hist histogram
 	var mu sync.Mutex
-	var writes atomic.Uint64
+	var ops atomic.Uint64
 	var werr atomic.Value
 	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
 	for i, c := range conns {
 		wg.Add(1)
+		op := newOp(i)
 		go func() {
 			defer wg.Done()
 			var h histogram
-			k := i
 			for time.Now().Before(deadline) {
-				k = (k*7919 + 13) % n
 				t0 := time.Now()
-				if _, err := c.Set(storagePath(k), value, -1); err != nil {
+				if err := op(c); err != nil {
 					werr.Store(err)
 					return
 				}
 				h.record(time.Since(t0))
-				writes.Add(1)
+				ops.Add(1)
 			}
 			mu.Lock()
 			hist.merge(&h)
@@ -374,7 +387,7 @@ func writeWindow(conns []*zk.Conn, n int, value []byte, d time.Duration) (histog
 	if e, ok := werr.Load().(error); ok {
 		return hist, 0, e
 	}
-	return hist, writes.Load(), nil
+	return hist, ops.Load(), nil
 }
 
 // newestSnapshotSize is the size of the newest snapshot file: zkraft's state.bin, or

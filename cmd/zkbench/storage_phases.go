@@ -110,45 +110,23 @@ func runMixed(addr string, probe *memProbe, name string, n int, value []byte) (r
 		r.Error = "mixed: gc pauses: " + err.Error()
 		return r
 	}
-	var hist histogram
-	var mu sync.Mutex
-	var ops atomic.Uint64
-	var werr atomic.Value
-	deadline := time.Now().Add(mixedWindow)
-	var wg sync.WaitGroup
-	for i, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(i), 1))
-			var h histogram
-			for time.Now().Before(deadline) {
-				p := storagePath(rng.IntN(n))
-				t0 := time.Now()
-				var err error
-				if rng.IntN(2) == 0 {
-					_, _, err = c.Get(p)
-				} else {
-					_, err = c.Set(p, value, -1)
-				}
-				if err != nil {
-					werr.Store(err)
-					return
-				}
-				h.record(time.Since(t0))
-				ops.Add(1)
+	hist, ops, err := timedSessions(conns, mixedWindow, func(i int) func(c *zk.Conn) error {
+		rng := rand.New(rand.NewPCG(uint64(i), 1))
+		return func(c *zk.Conn) error {
+			p := storagePath(rng.IntN(n))
+			if rng.IntN(2) == 0 {
+				_, _, err := c.Get(p)
+				return err
 			}
-			mu.Lock()
-			hist.merge(&h)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if e, ok := werr.Load().(error); ok {
-		r.Error = "mixed: " + e.Error()
+			_, err := c.Set(p, value, -1)
+			return err
+		}
+	})
+	if err != nil {
+		r.Error = "mixed: " + err.Error()
 		return r
 	}
-	r.Ops = ops.Load()
+	r.Ops = ops
 	r.P99Ms = ms(hist.quantile(0.99))
 	r.P999Ms = ms(hist.quantile(0.999))
 	st, err := probe.pausesSince(mark)
