@@ -26,6 +26,8 @@ deps:
 # (about 3 of the suite's 7-8 minutes on the 2-core machine).
 test: deps verify
 	ZKRAFT_E2E=full ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
+	# The race detector keeps trees on the Go heap: test the mapped arena too.
+	$(GO) test -count=1 ./datatree
 
 # Real programs against real zkraft and ZooKeeper 3.8 processes (e2e/), the full forms
 # (standalone and 3 members each, longer load_gen runs), alone and verbose: each scenario

@@ -192,13 +192,16 @@ func TestSnapshotFromBeforeTheArenaLoads(t *testing.T) {
 
 // A tree that took memory from the system gives it back once it is unreachable.
 func TestUnreachableTreeReturnsItsMemory(t *testing.T) {
+	if !OffHeap {
+		t.Skip("this build keeps every tree on the Go heap (make test runs datatree once without -race)")
+	}
 	base := OffHeapBytes()
 	func() {
 		tr := New(Options{})
 		for i := 0; i < 3*pageMax; i++ {
 			tr.Apply(Txn{Zxid: int64(i + 1)}, jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/n%05d", i), Data: make([]byte, 100), Acl: world})
 		}
-		if OffHeapBytes() == base && osMap(mmapMin) != nil {
+		if OffHeapBytes() == base {
 			t.Fatal("a tree of 12k nodes took nothing from the system")
 		}
 		runtime.KeepAlive(tr)

@@ -60,7 +60,7 @@ func (c *children) add(t *Tree, id nodeID, name string) {
 	i := len(c.chunks) - 1
 	ch := c.chunks[i]
 	j := len(ch)
-	if t.nameOf(ch[j-1]) > name {
+	if !c.sortsLast(t, name) {
 		i = c.chunkFor(t, name)
 		ch = c.chunks[i]
 		j, _ = searchChunk(t, ch, name)
@@ -79,6 +79,15 @@ func (c *children) add(t *Tree, id nodeID, name string) {
 	c.chunks = append(c.chunks, nil)
 	copy(c.chunks[i+2:], c.chunks[i+1:])
 	c.chunks[i], c.chunks[i+1] = left, right
+}
+
+// sortsLast reports whether name sorts after every child (so it is not one of them).
+func (c *children) sortsLast(t *Tree, name string) bool {
+	if c.len() == 0 {
+		return true
+	}
+	last := c.chunks[len(c.chunks)-1]
+	return t.nameOf(last[len(last)-1]) < name
 }
 
 // remove deletes the child called name and returns its id (0 if it was not there).

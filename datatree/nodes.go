@@ -67,7 +67,7 @@ func (t *Tree) load(path string, data []byte, acl aclRef, st storedStat) error {
 		return fmt.Errorf("%w: bad path %q", ErrSnapshotCorrupt, strings.Clone(path))
 	}
 	parent := t.loadParent(parentPath)
-	if parent == nil || (!t.sortsLast(parent, name) && t.child(parent, name) != nil) {
+	if parent == nil || (!t.kidsOf(parent).sortsLast(t, name) && t.child(parent, name) != nil) {
 		return fmt.Errorf("%w: node %q out of order", ErrSnapshotCorrupt, strings.Clone(path))
 	}
 	if kindOf(st.EphemeralOwner, t.opts.ExtendedTypes) != kindVoid || strings.HasPrefix(path, quotaRoot) {
@@ -88,14 +88,4 @@ func (t *Tree) loadParent(path string) *node {
 	n := t.lookup(path)
 	t.lastLoadPath, t.lastLoad = strings.Clone(path), n
 	return n
-}
-
-// sortsLast reports whether name sorts after every child of n (so it is not one of them).
-func (t *Tree) sortsLast(n *node, name string) bool {
-	c := t.kidsOf(n)
-	if c.len() == 0 {
-		return true
-	}
-	last := c.chunks[len(c.chunks)-1]
-	return t.nameOf(last[len(last)-1]) < name
 }

@@ -59,6 +59,29 @@ func leaderOf(t *testing.T, nodes map[string]*Node) *Node {
 }
 
 // waitSame waits until every node has applied the same zxid and holds the same tree.
+// closeLeader closes leader, takes it out of nodes and returns its id.
+func closeLeader(nodes map[string]*Node, leader *Node) (id string) {
+	for k, n := range nodes {
+		if n == leader {
+			id = k
+			n.Close()
+			delete(nodes, k)
+		}
+	}
+	return id
+}
+
+// leaderAndFollowerOf waits for a leader among nodes and returns it and another member.
+func leaderAndFollowerOf(t *testing.T, nodes map[string]*Node) (leader, follower *Node) {
+	leader = leaderOf(t, nodes)
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	return leader, follower
+}
+
 func waitSame(t *testing.T, nodes map[string]*Node) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -145,20 +168,8 @@ func TestThreeMemberCluster(t *testing.T) {
 	}
 	waitSame(t, nodes)
 
-	var killed string
-	for id, n := range nodes {
-		if n == leader {
-			killed = id
-			n.Close()
-			delete(nodes, id)
-		}
-	}
-	leader = leaderOf(t, nodes)
-	for _, n := range nodes {
-		if n != leader {
-			follower = n
-		}
-	}
+	killed := closeLeader(nodes, leader)
+	leader, follower = leaderAndFollowerOf(t, nodes)
 	// The follower's stream moves to the new leader.
 	if r := propose(t, follower, &Entry{Session: 7, Op: OpMoveSession}); r.Err != jute.OK {
 		t.Fatalf("move session: %v", r.Err)
@@ -324,11 +335,5 @@ func leaderAndFollower(t *testing.T) (leader, follower *Node) {
 			n.Close()
 		}
 	})
-	leader = leaderOf(t, nodes)
-	for _, n := range nodes {
-		if n != leader {
-			follower = n
-		}
-	}
-	return leader, follower
+	return leaderAndFollowerOf(t, nodes)
 }

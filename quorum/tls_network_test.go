@@ -156,18 +156,8 @@ func TestTLSClusterFormsReplicatesAndFailsOver(t *testing.T) {
 	}
 	expectNoPlaintext(t, self.RaftAddr)
 
-	for id, n := range nodes {
-		if n == leader {
-			n.Close()
-			delete(nodes, id)
-		}
-	}
-	leader = leaderOf(t, nodes)
-	for _, n := range nodes {
-		if n != leader {
-			follower = n
-		}
-	}
+	closeLeader(nodes, leader)
+	leader, follower = leaderAndFollowerOf(t, nodes)
 	if r := propose(t, follower, &Entry{Session: 7, Op: OpMoveSession}); r.Err != jute.OK {
 		t.Fatalf("move session after failover: %v", r.Err)
 	}
@@ -262,21 +252,7 @@ func TestTLSHandshakeStallIsCut(t *testing.T) {
 	tc := memberTLS(ca.member(t, "member"), ca)
 	tc.HandshakeTimeout = 300 * time.Millisecond
 	nw := newTLSNetwork(TCP{}, *tc, testLogger(t))
-	ln, err := nw.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			io.Copy(c, c)
-			c.Close()
-		}
-	}()
+	ln := echoListener(t, nw)
 	stalled, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -327,20 +303,7 @@ func TestTLSAcceptPlaintextTakesBoth(t *testing.T) {
 	tc := memberTLS(ca.member(t, "member"), ca)
 	tc.AcceptPlaintext = true
 	nw := newTLSNetwork(TCP{}, *tc, testLogger(t))
-	ln, err := nw.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(c, c); c.Close() }()
-		}
-	}()
+	ln := echoListener(t, nw)
 	plainTLS := *tc
 	plainTLS.Client = nil
 	for name, dial := range map[string]Network{"tls": nw, "plaintext": TCP{}, "plaintext dialer": newTLSNetwork(TCP{}, plainTLS, testLogger(t))} {
@@ -404,4 +367,25 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// echoListener listens on nw and echoes every accepted stream back until it closes; the
+// listener is closed when the test ends.
+func echoListener(t *testing.T, nw Network) net.Listener {
+	t.Helper()
+	ln, err := nw.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	return ln
 }

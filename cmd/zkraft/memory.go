@@ -14,10 +14,6 @@ import (
 // run almost without pause and the server would do little else.
 const goLimitFloor = 64 << 20
 
-// treeOffHeap says whether the tree's pages and slabs live outside the Go heap (so Go's
-// memory limit must leave room for them): datatree decides it by platform and build.
-const treeOffHeap = datatree.OffHeap
-
 // parseBytes reads a size: a number of bytes, or one with a k, m, g or t suffix (powers
 // of 1024, as the JVM's -Xmx).
 func parseBytes(v string) (int64, error) {
@@ -179,7 +175,7 @@ func memoryDefaults(cfg *server.Config, getenv func(string) string, read func(st
 	if err != nil || ceiling == 0 {
 		return nil, err
 	}
-	s := splitMemory(cfg, ceiling, from, getenv("GOMEMLIMIT"), treeOffHeap)
+	s := splitMemory(cfg, ceiling, from, getenv("GOMEMLIMIT"), datatree.OffHeap) // the tree outside the Go heap needs room beside it
 	cfg.TreeMemoryLimit = s.treeCap
 	if s.goLimit > 0 {
 		debug.SetMemoryLimit(s.goLimit)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/zkraft/zkraft/datatree"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -132,7 +133,7 @@ func TestMemoryDefaults(t *testing.T) {
 	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "from -Xmx in SERVER_JVMFLAGS") {
 		t.Fatalf("notes %q, %v", notes, err)
 	}
-	want := splitMemory(&server.Config{}, 3<<30, "", "", treeOffHeap)
+	want := splitMemory(&server.Config{}, 3<<30, "", "", datatree.OffHeap)
 	if cfg.TreeMemoryLimit != 1<<30 || debug.SetMemoryLimit(-1) != want.goLimit {
 		t.Fatalf("tree cap %d, Go limit %d; want 1 GiB and %d", cfg.TreeMemoryLimit, debug.SetMemoryLimit(-1), want.goLimit)
 	}
