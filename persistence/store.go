@@ -29,7 +29,7 @@ import (
 // its log, with a *CorruptError naming the file: zkraft never starts from partial data.
 type Store struct {
 	Dir       string
-	Log       raft.LogStore // wrap it in raft.NewLogCache
+	Log       raft.LogStore // quorum keeps its newest entries in memory in front of it
 	Stable    raft.StableStore
 	Snapshots raft.SnapshotStore // raft's file snapshot store, its writing paced (pacedSnapshots)
 	bolt      *raftboltdb.BoltStore

@@ -181,7 +181,7 @@ type logReader interface {
 // for its own log write. Waiting made a member that was not in the quorum of a commit
 // serve reads without it for as long as its fsync took, after the writer's reply.
 type noticedLogs struct {
-	*raft.LogCache
+	*recentLogs
 	arrived func(last uint64)
 	writing atomic.Pointer[[]*raft.Log] // the batch being stored, nil between batches
 }
@@ -195,12 +195,12 @@ func (l *noticedLogs) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.L
 // as a follower names.
 func (l *noticedLogs) StoreLogs(es []*raft.Log) error {
 	if len(es) == 0 {
-		return l.LogCache.StoreLogs(es)
+		return l.recentLogs.StoreLogs(es)
 	}
 	l.writing.Store(&es)
 	defer l.writing.Store(nil)
 	l.arrived(es[len(es)-1].Index)
-	return l.LogCache.StoreLogs(es)
+	return l.recentLogs.StoreLogs(es)
 }
 
 // writingOrStored is catchUp's view of the log: the batch raft is writing, then what
@@ -215,7 +215,7 @@ func (v writingOrStored) GetLog(index uint64, out *raft.Log) error {
 			return nil
 		}
 	}
-	return v.LogCache.GetLog(index, out)
+	return v.recentLogs.GetLog(index, out)
 }
 
 // commitSubs wakes the writers of the peer streams that carry commit notices each time a

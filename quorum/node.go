@@ -176,11 +176,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache, err := raft.NewLogCache(1024, store.Log)
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
+	cache := newRecentLogs(store.Log, recentLogsMax, recentLogsMaxBytes)
 	snaps := store.Snapshots
 	rc := raft.DefaultConfig()
 	rc.Logger = hlog
@@ -203,7 +199,7 @@ func Open(cfg Config) (*Node, error) {
 	fsm := NewFSM(cfg.Tree)
 	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes()}
 	n.conns.Store(uint64(time.Now().UnixNano()))
-	logs := &noticedLogs{LogCache: cache}
+	logs := &noticedLogs{recentLogs: cache}
 	n.catch = newCatchUp(fsm, writingOrStored{logs})
 	logs.arrived = n.catch.arrived
 	if len(cfg.Peers) > 0 {

@@ -175,11 +175,7 @@ func (d *slowDisk) StoreLogs(es []*raft.Log) error {
 func TestNoticedCommitAppliedWhileItsEntryIsWritten(t *testing.T) {
 	f := NewFSM(datatree.Options{ExtendedTypes: true})
 	disk := &slowDisk{InmemStore: raft.NewInmemStore(), release: make(chan struct{})}
-	cache, err := raft.NewLogCache(16, disk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &noticedLogs{LogCache: cache}
+	logs := &noticedLogs{recentLogs: newRecentLogs(disk, 16, recentLogsMaxBytes)}
 	catch := newCatchUp(f, writingOrStored{logs})
 	logs.arrived = catch.arrived
 	done := make(chan struct{})
@@ -210,7 +206,7 @@ func TestNoticedCommitAppliedWhileItsEntryIsWritten(t *testing.T) {
 	}
 }
 
-// Entries read for a commit notice come from raft's log cache (shared with raft) or from
+// Entries read for a commit notice come from the recent-entries cache (shared with raft) or from
 // bbolt (decoded); reading one into a raft.Log that still holds a cached entry's bytes
 // would decode over them and corrupt the cache. A follower far behind reads the noticed
 // (cached) entry first, then the older ones from the store: every entry must apply as
@@ -221,10 +217,7 @@ func TestApplyCommittedKeepsTheLogCacheIntact(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	cache, err := raft.NewLogCache(4, store.Log) // the newest 4 entries only
-	if err != nil {
-		t.Fatal(err)
-	}
+	cache := newRecentLogs(store.Log, 4, recentLogsMaxBytes) // the newest 4 entries only
 	// The noticed (newest, cached) entry is the largest, so an older one decoded into a
 	// raft.Log still holding its bytes would fit, and overwrite them.
 	history := append(entries(), &Entry{Session: 0x100, Op: jute.OpSetData, Time: 1011,

@@ -53,6 +53,8 @@ func newStartCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("config: %v", err)
 			}
+			stopProfile := startProfile(os.Getenv, log)
+			defer stopProfile()
 			if err := srv.Start(); err != nil {
 				return err
 			}
