@@ -36,6 +36,8 @@ type bench struct {
 
 	dataDirs  []string // the read data set, see prepareData
 	dataPaths []string
+
+	targets []*target // every target of the run, for settle
 }
 
 // cell is one workload at one session count on one target.
@@ -88,6 +90,7 @@ func newBench(cfg config) *bench {
 // second), so a slow drift of the machine affects both alike.
 func runBench(cfg config, targets []*target) *report {
 	b := newBench(cfg)
+	b.targets = targets
 	rep := &report{cfg: cfg, started: time.Now()}
 	for _, t := range targets {
 		rep.targets = append(rep.targets, t.name)
@@ -205,6 +208,9 @@ func (b *bench) runCell(t *target, w *workload, sessions int) stats {
 	}
 	if _, err := conns[0].Create(c.base, b.value, 0, worldACL); err != nil {
 		return stats{err: fmt.Errorf("create %s: %w", c.base, err)}
+	}
+	if d := b.settle(t); d > 2*settleWindow {
+		b.cfg.logf("%s: waited %v for the other targets to go quiet", t.name, d.Round(time.Millisecond))
 	}
 	st := w.run(c)
 	if w.cleanup != nil {

@@ -72,6 +72,11 @@
 // same for both servers; on a machine with few cores it shares the CPUs with the server,
 // so absolute figures are lower than on separate machines, and the ratios are the point.
 //
+// Cells of the targets alternate. Before each cell starts, zkbench waits (at most 3 s)
+// until the other targets' processes use under 5% of a core: a JVM goes on collecting
+// and compiling for a while after its cell, which would otherwise run inside the next
+// target's cell.
+//
 // Workloads (the table's legend says what one op is):
 //
 //   - create: persistent nodes with a value, unique names in one parent per cell;

@@ -1,0 +1,38 @@
+package main
+
+import "time"
+
+// A JVM keeps working for a while after a load ends (collections, the JIT, G1's
+// refinement threads): measured here at 0.1-0.5 CPU seconds inside the next 4 s cell,
+// which runs the other target. Before a cell starts, settle waits until every other
+// target's processes use less than settleQuiet of a core, for at most settleMax, so
+// each cell measures its own target, not the one before it. Both targets get the same
+// wait.
+const (
+	settleWindow = 200 * time.Millisecond
+	settleQuiet  = 0.05 // of one core, over a window
+	settleMax    = 3 * time.Second
+)
+
+// settle waits for the targets other than t to go quiet, and returns how long it took.
+func (b *bench) settle(t *target) time.Duration {
+	var pids []int
+	for _, o := range b.targets {
+		if o != t {
+			pids = append(pids, o.pids...)
+		}
+	}
+	if len(pids) == 0 {
+		return 0
+	}
+	start := time.Now()
+	for time.Since(start) < settleMax {
+		c0 := cpuSeconds(pids...)
+		time.Sleep(settleWindow)
+		c1 := cpuSeconds(pids...)
+		if c0 < 0 || c1 < 0 || c1-c0 <= settleQuiet*settleWindow.Seconds() {
+			break
+		}
+	}
+	return time.Since(start)
+}
