@@ -6,8 +6,8 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// Bounds of recentLogs: the newest entries raft stored, at most this many and, beyond
-// the newest one, at most this many bytes. Replication to a member that is only a few
+// Bounds of recentLogs: the newest entries raft stored, at most this many and at most
+// this many bytes of data in all (one larger entry is kept alone). Replication to a member that is only a few
 // entries behind and a notice's catch-up read from here; anything older comes from the
 // transaction log. A count alone (raft's LogCache) held 15 MB of heap after a bulk load
 // whose entries were multis of 100 creates, a fixed cost the heap-per-znode budget of a

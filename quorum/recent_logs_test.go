@@ -58,6 +58,13 @@ func TestRecentLogsBounds(t *testing.T) {
 	if err := c.GetLog(5, &l); err != nil || l.Index != 5 || store.reads != 1 {
 		t.Fatalf("older read: %v, index %d, %d store reads", err, l.Index, store.reads)
 	}
+	// A suffix raft deletes (a new leader replaces it) is gone from the cache too.
+	if err := c.DeleteRange(23, 23); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.GetLog(23, &l); err == nil {
+		t.Fatal("a deleted entry is still read through the cache")
+	}
 }
 
 // Whatever raft does to the log (appends, a suffix replaced, a prefix compacted, a
