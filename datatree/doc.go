@@ -19,7 +19,8 @@
 // (arena.go): node records hold no Go pointers and sit in pages; a node keeps its own
 // name, not its path, in one blob with its data; children are kept as sorted chunks of
 // node ids, so a node with 100k children inserts, deletes and looks up in logarithmic
-// time plus a bounded copy; ACL lists are interned in a reference-counted cache
+// time plus a bounded copy (a list of several chunks keeps a copy of each chunk's last
+// name, so finding the chunk reads nothing from the arena); ACL lists are interned in a reference-counted cache
 // (ZooKeeper's ReferenceCountedACLCache). Large pages and slabs come from the operating
 // system, outside the Go heap. Everything the tree returns (data, names) is a copy.
 package datatree

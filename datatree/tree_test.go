@@ -96,19 +96,55 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 	c := &children{}
 	names := map[string]nodeID{}
 	x := uint32(7)
-	for i := 0; i < 5000; i++ {
+	grew := false
+	for i := 0; i < 30000; i++ {
 		x = x*1664525 + 1013904223
-		name := string(rune('a'+x%26)) + string(rune('a'+(x>>8)%26)) + string(rune('a'+(x>>16)%26))
+		name := string(rune('a'+x%26)) + string(rune('a'+(x>>8)%26)) + string(rune('a'+(x>>16)%26)) + string(rune('a'+(x>>24)%8))
 		if id, ok := names[name]; ok {
 			if got := c.remove(tr, name); got != id {
 				t.Fatalf("remove %q gave %d, want %d", name, got, id)
 			}
 			delete(names, name)
-			continue
+		} else {
+			id, _ := tr.newNode(name, nil, 0, storedStat{})
+			names[name] = id
+			c.add(tr, id, name)
 		}
-		id, _ := tr.newNode(name, nil, 0, storedStat{})
-		names[name] = id
-		c.add(tr, id, name)
+		grew = grew || len(c.chunks) > 8
+		if i%997 == 0 {
+			checkChildren(t, tr, c, names)
+		}
+	}
+	if !grew {
+		t.Fatalf("the list never spanned many chunks")
+	}
+	checkChildren(t, tr, c, names)
+	// Back to one chunk and to none, in map order.
+	for name, id := range names {
+		if got := c.remove(tr, name); got != id {
+			t.Fatalf("remove %q gave %d, want %d", name, got, id)
+		}
+		delete(names, name)
+		if len(names) < 1200 || len(names)%997 == 0 {
+			checkChildren(t, tr, c, names)
+		}
+	}
+}
+
+// checkChildren checks c against names: order, lookups of present and absent names, the
+// count, and the copies of each chunk's last name.
+func checkChildren(t *testing.T, tr *Tree, c *children, names map[string]nodeID) {
+	t.Helper()
+	if (c.lasts != nil) != (len(c.chunks) > 1) || c.lasts != nil && len(*c.lasts) != len(c.chunks) {
+		t.Fatalf("%d chunks, lasts %v", len(c.chunks), c.lasts)
+	}
+	for i, ch := range c.chunks {
+		if len(ch) == 0 {
+			t.Fatalf("chunk %d is empty", i)
+		}
+		if c.lasts != nil && (*c.lasts)[i] != tr.nameOf(ch[len(ch)-1]) {
+			t.Fatalf("chunk %d: last name %q, copy %q", i, tr.nameOf(ch[len(ch)-1]), (*c.lasts)[i])
+		}
 	}
 	prev := ""
 	count := 0
@@ -119,6 +155,9 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 		}
 		if names[name] != id || c.get(tr, name) != id {
 			t.Fatalf("lookup of %q broken", name)
+		}
+		if _, ok := names[name+"~"]; !ok && c.get(tr, name+"~") != 0 {
+			t.Fatalf("absent %q found", name+"~")
 		}
 		prev = name
 		count++
