@@ -29,13 +29,13 @@ func (b *bench) settle(t *target) time.Duration {
 		return 0
 	}
 	start := time.Now()
-	for time.Since(start) < settleMax {
-		c0 := cpuSeconds(pids...)
+	for c0 := cpuSeconds(pids...); time.Since(start) < settleMax; {
 		time.Sleep(settleWindow)
 		c1 := cpuSeconds(pids...)
 		if c0 < 0 || c1 < 0 || math.Round((c1-c0)*clockTicks) <= settleQuietTicks {
 			break
 		}
+		c0 = c1
 	}
 	return time.Since(start)
 }
