@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -432,5 +433,59 @@ func TestWALCrashWhileRemovingSegments(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// A compaction's segment removals happen after the writer's lock is let go: a write
+// that comes while a removal waits for the file system returns without waiting for it,
+// and the removed segments are gone once DeleteRange returns.
+func TestWALWritesDoNotWaitForSegmentRemoval(t *testing.T) {
+	dir := t.TempDir()
+	w := mustOpenWAL(t, dir, 1024)
+	defer w.Close()
+	storeBatches(t, w, 1, 60, 4, 1)
+	if len(w.segs) < 3 {
+		t.Fatalf("want several segments to compact, have %d", len(w.segs))
+	}
+	inRemove, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	removeFile = func(p string) error {
+		once.Do(func() { close(inRemove) })
+		<-release
+		return os.Remove(p)
+	}
+	defer func() { removeFile = os.Remove }()
+	deleted := make(chan error, 1)
+	go func() { deleted <- w.DeleteRange(1, 50) }()
+	<-inRemove
+	stored := make(chan error, 1)
+	go func() { stored <- w.StoreLogs(entries(61, 64, 1)) }()
+	select {
+	case err := <-stored:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("a write waited for a compaction's segment removal")
+	}
+	close(release)
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	files, err := segmentFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(w.segs) {
+		t.Fatalf("%d segment files on disk after DeleteRange returned, the log holds %d", len(files), len(w.segs))
+	}
+	expectLog(t, w, 51, 64, term1)
+	w.Close()
+	w = mustOpenWAL(t, dir, 1024)
+	defer w.Close()
+	f, _ := w.FirstIndex()
+	if l, _ := w.LastIndex(); l != 64 || f > 51 {
+		t.Fatalf("after reopening the log holds %d..%d, want up to 64 from 51 or before", f, l)
 	}
 }
