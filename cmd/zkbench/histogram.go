@@ -82,6 +82,18 @@ func (h *histogram) quantile(q float64) time.Duration {
 	return h.max
 }
 
+// over counts the samples above d, give or take the bucket d falls in: the samples of
+// that bucket count when its top is above d, so the count errs on the high side.
+func (h *histogram) over(d time.Duration) uint64 {
+	var n uint64
+	for i := bucketOf(uint64(max(d, 0))); i < len(h.counts); i++ {
+		if bucketHigh(i) > uint64(d) {
+			n += h.counts[i]
+		}
+	}
+	return n
+}
+
 func (h *histogram) mean() time.Duration {
 	if h.n == 0 {
 		return 0

@@ -188,6 +188,18 @@ func TestHistogramQuantiles(t *testing.T) {
 			t.Errorf("q%v = %v, exact %v", q, got, exact)
 		}
 	}
+	// over(d) counts every sample above d and at most the ones of d's bucket besides.
+	for _, d := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond, 3 * time.Millisecond, time.Hour} {
+		above, _ := slices.BinarySearch(samples, d+1)
+		inBucket := 0 // the first sample in d's bucket or above
+		if b := bucketOf(uint64(d)); b > 0 {
+			inBucket, _ = slices.BinarySearch(samples, time.Duration(bucketHigh(b-1))+1)
+		}
+		lo, hi := uint64(len(samples)-above), uint64(len(samples)-inBucket)
+		if got := h.over(d); got < lo || got > hi {
+			t.Errorf("over(%v) = %d, want within [%d, %d]", d, got, lo, hi)
+		}
+	}
 	for _, ns := range []uint64{0, 1, 63, 64, 65, 127, 128, 1000, 1 << 20, 1<<40 - 1} {
 		i := bucketOf(ns)
 		if hi := bucketHigh(i); hi < ns || (i > 0 && bucketHigh(i-1) >= ns) {
