@@ -66,11 +66,14 @@ bench: deps build
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi
 	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
+	./$(BIN)/zkbench --targets zkraft,zookeeper --snapshot-tail 100000,1000000
 
 # Storage with large trees alone (make bench runs it after the workloads): load, RSS, the
 # longest write during snapshots, snapshot size, restart after kill -9; 100k and 1M znodes.
+# Then the snapshot tail: the same writers on fresh trees with snapshots and without.
 bench-storage: deps build
 	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
+	./$(BIN)/zkbench --targets zkraft,zookeeper --snapshot-tail 100000,1000000
 
 # The same with a 3-member zkraft cluster against a 3-member ZooKeeper 3.8 ensemble; the
 # visibility-watch and visibility-poll rows are how long a write made through one member

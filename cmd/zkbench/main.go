@@ -20,6 +20,7 @@ type config struct {
 	pid       int           // the external server's pid, for RSS (0: unknown)
 	cluster   int           // members per target (0: one standalone server)
 	storage   []int         // tree sizes for the storage measurements (storage.go) instead of the workloads
+	snapTail  []int         // tree sizes for the snapshot tail (snaptail.go) instead of the workloads
 	zkraftBin string        // zkraft binary to start; "" lets ztest build ./cmd/zkraft
 	sessions  []int         // session counts, one cell per count
 	duration  time.Duration // timed part of one cell
@@ -55,6 +56,8 @@ func (c *config) validate() error {
 		return errors.New("--cluster: must be 0, 3 or 5")
 	case len(c.storage) > 0 && (c.addr != "" || c.cluster != 0):
 		return errors.New("--storage: starts its own standalone servers (not with --addr or --cluster)")
+	case len(c.snapTail) > 0 && (c.addr != "" || c.cluster != 0 || len(c.storage) > 0):
+		return errors.New("--snapshot-tail: starts its own standalone servers (not with --addr, --cluster or --storage)")
 	case c.onLeader && c.cluster == 0:
 		return errors.New("--on-leader: only with --cluster")
 	case c.cluster != 0 && c.addr != "":
@@ -116,6 +119,7 @@ func parseFlags(cfg *config, args []string) error {
 	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.DurationVar(&cfg.idle, "idle", 0, "first let the servers sit idle this long and print the CPU each used")
 	storage := fs.String("storage", "", "instead of the workloads, measure load, RSS, heap per znode, write stall during snapshots, snapshot size, restart, the mixed tail with GC pauses and watch memory with trees of these sizes (e.g. 100000,1000000)")
+	snapTail := fs.String("snapshot-tail", "", "instead of the workloads, compare the write latency with and without snapshots of the whole tree, on fresh trees of these sizes (e.g. 100000,1000000)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -132,6 +136,9 @@ func parseFlags(cfg *config, args []string) error {
 	if cfg.storage, err = parseInts(*storage); err != nil {
 		return fmt.Errorf("--storage: %w", err)
 	}
+	if cfg.snapTail, err = parseInts(*snapTail); err != nil {
+		return fmt.Errorf("--snapshot-tail: %w", err)
+	}
 	if *quiet {
 		cfg.logf = func(string, ...any) {}
 	}
@@ -143,6 +150,9 @@ func parseFlags(cfg *config, args []string) error {
 func run(cfg config, out io.Writer) int {
 	if len(cfg.storage) > 0 {
 		return runStorage(cfg, out)
+	}
+	if len(cfg.snapTail) > 0 {
+		return runSnapshotTail(cfg, out)
 	}
 	targets, startErrs := startTargets(cfg)
 	defer stopTargets(cfg, targets)

@@ -220,7 +220,12 @@ func TestFlags(t *testing.T) {
 	if err := parseFlags(&cfg, []string{"--cluster", "3", "--on-leader"}); err != nil || !cfg.onLeader {
 		t.Errorf("--cluster 3 --on-leader: %v, onLeader %v", err, cfg.onLeader)
 	}
-	for _, bad := range [][]string{{"--workloads", "nope"}, {"--targets", "etcd"}, {"--sessions", "0"}, {"--depth", "0"}, {"--on-leader"}} {
+	cfg = defaultConfig()
+	if err := parseFlags(&cfg, []string{"--snapshot-tail", "1000,2000"}); err != nil || !slices.Equal(cfg.snapTail, []int{1000, 2000}) {
+		t.Errorf("--snapshot-tail 1000,2000: %v, %v", err, cfg.snapTail)
+	}
+	for _, bad := range [][]string{{"--workloads", "nope"}, {"--targets", "etcd"}, {"--sessions", "0"}, {"--depth", "0"}, {"--on-leader"},
+		{"--snapshot-tail", "1000", "--cluster", "3"}, {"--snapshot-tail", "1000", "--storage", "1000"}, {"--snapshot-tail", "x"}} {
 		cfg := defaultConfig()
 		if err := parseFlags(&cfg, bad); err == nil {
 			t.Errorf("%q accepted", bad)
