@@ -46,14 +46,15 @@ type WAL struct {
 	// index writes a reset first.
 	emptyNext uint64
 
-	mu   sync.RWMutex // segs, first, live: written under wmu and mu, read under either
-	segs []*segment   // by seq; the last is the one written
+	mu    sync.RWMutex // segs, first, live: written under wmu and mu, read under either
+	segs  []*segment   // by seq; the last is the one written
+	first uint64
+	live  []entryRef // entries first, first+1, ...
+
 	// dropped are segments taken out of segs, oldest first, still to be removed:
-	// appended under wmu and mu, emptied under removeMu and mu.
+	// appended under wmu and mu, emptied under removeMu and mu (removeDropped).
 	dropped  []*segment
 	removeMu sync.Mutex
-	first    uint64
-	live     []entryRef // entries first, first+1, ...
 }
 
 type segment struct {

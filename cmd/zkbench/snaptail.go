@@ -73,25 +73,15 @@ func measureSnapTail(cfg config, name string, n int, snapshots bool) (r snapTail
 	if snapshots {
 		snapCount = storageSnap
 	}
-	s, err := startStorageServer(cfg, name, n, snapCount)
+	s, conns, err := startFilled(cfg, name, n, snapCount)
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
 	defer s.stop()
-	conns, err := connectAll([]string{s.srv.Addr}, roundRobin(storageSessions, 1))
-	if err != nil {
-		r.Error = err.Error()
-		return r
-	}
-	defer func() { closeAll(conns) }()
-	value := storageValue(cfg)
-	if err := fillTree(conns, n, value); err != nil {
-		r.Error = "fill: " + err.Error()
-		return r
-	}
+	defer closeAll(conns)
 	time.Sleep(2 * time.Second) // as the storage run rests before its window
-	hist, writes, err := writeWindow(conns, n, value, storageWindow)
+	hist, writes, err := writeWindow(conns, n, storageValue(cfg), storageWindow)
 	if err != nil {
 		r.Error = "writes: " + err.Error()
 		return r

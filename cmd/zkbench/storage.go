@@ -196,22 +196,33 @@ func storageValue(cfg config) []byte {
 // measureMixedReference is the mixed load on a fresh mixedReference-znode tree, with
 // snapshots off as in the storage runs' mixed phase.
 func measureMixedReference(cfg config, name string) mixedResult {
-	s, err := startStorageServer(cfg, name, mixedReference, storageNoSnap)
+	s, conns, err := startFilled(cfg, name, mixedReference, storageNoSnap)
 	if err != nil {
 		return mixedResult{Target: name, Znodes: mixedReference, Error: err.Error()}
 	}
 	defer s.stop()
+	closeAll(conns)
+	return runMixed(s.srv.Addr, s.probe, name, mixedReference, storageValue(cfg))
+}
+
+// startFilled starts a storage server with snapCount, opens the storage sessions on it
+// and fills it with n znodes. On an error nothing is left running.
+func startFilled(cfg config, name string, n int, snapCount string) (*storageServer, []*zk.Conn, error) {
+	s, err := startStorageServer(cfg, name, n, snapCount)
+	if err != nil {
+		return nil, nil, err
+	}
 	conns, err := connectAll([]string{s.srv.Addr}, roundRobin(storageSessions, 1))
 	if err != nil {
-		return mixedResult{Target: name, Znodes: mixedReference, Error: err.Error()}
+		s.stop()
+		return nil, nil, err
 	}
-	value := storageValue(cfg)
-	err = fillTree(conns, mixedReference, value)
-	closeAll(conns)
-	if err != nil {
-		return mixedResult{Target: name, Znodes: mixedReference, Error: "fill: " + err.Error()}
+	if err := fillTree(conns, n, storageValue(cfg)); err != nil {
+		closeAll(conns)
+		s.stop()
+		return nil, nil, fmt.Errorf("fill: %w", err)
 	}
-	return runMixed(s.srv.Addr, s.probe, name, mixedReference, value)
+	return s, conns, nil
 }
 
 func measureStorage(cfg config, name string, n int) (r storageResult) {
