@@ -110,3 +110,11 @@ func writeSnapTailTable(out io.Writer, rs []snapTailResult) {
 	tw.Flush()
 	fmt.Fprintln(out, "\n% > 3x p99 without: the share of the window's writes above three times the p99 of the same target's window without snapshots")
 }
+
+// share is n/of, or 0 where of is 0.
+func share(n, of uint64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
+}
