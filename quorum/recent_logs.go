@@ -56,8 +56,11 @@ func (c *recentLogs) GetLog(index uint64, out *raft.Log) error {
 func (c *recentLogs) StoreLog(e *raft.Log) error { return c.StoreLogs([]*raft.Log{e}) }
 
 // StoreLogs stores es, and caches them once they are stored.
-func (c *recentLogs) StoreLogs(es []*raft.Log) error {
-	if err := c.LogStore.StoreLogs(es); err != nil {
+func (c *recentLogs) StoreLogs(es []*raft.Log) error { return c.storeLogs(es, c.LogStore.StoreLogs) }
+
+// storeLogs stores es with store, and caches them once it returns.
+func (c *recentLogs) storeLogs(es []*raft.Log, store func([]*raft.Log) error) error {
+	if err := store(es); err != nil {
 		return err
 	}
 	c.mu.Lock()
