@@ -73,7 +73,7 @@ func (w *WAL) syncLoop() {
 // failure, if the pending frame could not be made durable.
 func (w *WAL) awaitSynced() error {
 	d := &w.syncer
-	if d.kick == nil { // read-only: nothing is ever deferred
+	if d.kick == nil || d.from.Load() == 0 { // read-only, or nothing pending (err implies pending)
 		return nil
 	}
 	d.mu.Lock()
