@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -27,8 +28,7 @@ type deferral struct {
 	// written under mu, read without it by UnsyncedFrom.
 	from atomic.Uint64
 	err  error // the syncer's fdatasync failed; the log takes no more writes
-	// kick wakes the syncer; nil for a read-only log, which never defers. Set at open
-	// and never changed, so it is read without a lock.
+	// kick wakes the syncer; nil for a read-only log, which never defers.
 	kick    chan struct{}
 	done    chan struct{}
 	stopped bool // under wmu: Close stopped the syncer
@@ -71,18 +71,7 @@ func (w *WAL) syncLoop() {
 
 // awaitSynced waits until no frame is pending; under wmu. It returns the syncer's
 // failure, if the pending frame could not be made durable.
-func (w *WAL) awaitSynced() error {
-	d := &w.syncer
-	if d.kick == nil || d.from.Load() == 0 { // read-only, or nothing pending (err implies pending)
-		return nil
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for d.from.Load() != 0 && d.err == nil {
-		d.cond.Wait()
-	}
-	return d.err
-}
+func (w *WAL) awaitSynced() error { return w.WaitDurable(math.MaxUint64) }
 
 // deferred records the frame just written to seg, holding the entries from index
 // first on, as pending, and wakes the syncer; under wmu, after awaitSynced.
@@ -121,8 +110,8 @@ func (w *WAL) StoreLogsDeferred(logs []*raft.Log) error { return w.storeLogs(log
 // It returns the fdatasync's failure if that failed.
 func (w *WAL) WaitDurable(index uint64) error {
 	d := &w.syncer
-	if from := d.from.Load(); d.kick == nil || from == 0 || from > index {
-		return nil // nothing pending there: raft's apply on every member comes this way
+	if from := d.from.Load(); from == 0 || from > index {
+		return nil // nothing pending there (always, read-only): every write and raft's apply come this way
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

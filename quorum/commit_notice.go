@@ -201,7 +201,11 @@ func (l *noticedLogs) StoreLogs(es []*raft.Log) error {
 		return l.recentLogs.StoreLogs(es)
 	}
 	if l.lead.deferrable(es) {
-		return l.recentLogs.storeLogs(es, l.lead.store.StoreLogsDeferred)
+		if err := l.lead.store.StoreLogsDeferred(es); err != nil {
+			return err
+		}
+		l.recentLogs.cache(es)
+		return nil
 	}
 	l.writing.Store(&es)
 	defer l.writing.Store(nil)

@@ -76,12 +76,10 @@ func (l *leaderLog) waitDurable(last uint64) error {
 	if err := l.store.WaitDurable(c); err != nil {
 		return err
 	}
-	for {
-		s := l.safe.Load()
-		if s >= c || l.safe.CompareAndSwap(s, c) {
-			return nil
-		}
+	if c > l.safe.Load() { // raft's FSM goroutine is the only writer
+		l.safe.Store(c)
 	}
+	return nil
 }
 
 // clampCommit lowers the commit index the leader sends in an AppendEntries to the last

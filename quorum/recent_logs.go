@@ -56,13 +56,17 @@ func (c *recentLogs) GetLog(index uint64, out *raft.Log) error {
 func (c *recentLogs) StoreLog(e *raft.Log) error { return c.StoreLogs([]*raft.Log{e}) }
 
 // StoreLogs stores es, and caches them once they are stored.
-func (c *recentLogs) StoreLogs(es []*raft.Log) error { return c.storeLogs(es, c.LogStore.StoreLogs) }
-
-// storeLogs stores es with store, and caches them once it returns.
-func (c *recentLogs) storeLogs(es []*raft.Log, store func([]*raft.Log) error) error {
-	if err := store(es); err != nil {
+func (c *recentLogs) StoreLogs(es []*raft.Log) error {
+	if err := c.LogStore.StoreLogs(es); err != nil {
 		return err
 	}
+	c.cache(es)
+	return nil
+}
+
+// cache keeps es, just stored (by StoreLogs, or deferred by noticedLogs), as the newest
+// entries.
+func (c *recentLogs) cache(es []*raft.Log) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range es {
@@ -81,7 +85,6 @@ func (c *recentLogs) storeLogs(es []*raft.Log, store func([]*raft.Log) error) er
 			c.evictLocked()
 		}
 	}
-	return nil
 }
 
 func (c *recentLogs) DeleteRange(min, max uint64) error {
