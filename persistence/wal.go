@@ -26,6 +26,11 @@ const DefaultSegmentSize = 16 << 20
 // earlier than it did (those entries are committed and applied; raft treats them as
 // any entry below its snapshot).
 //
+// StoreLogsDeferred (wal_deferred.go) writes a frame the same way and returns before
+// its fdatasync, which the WAL's syncer runs at once: a cluster's leader stores its own
+// batches so, while it replicates them. Any write waits until the frame before it is
+// durable, so at most the last frame is ever pending.
+//
 // It implements raft.MonotonicLogStore: entries are stored contiguously, and raft
 // deletes the whole log after installing a snapshot instead of leaving a gap.
 //
@@ -55,6 +60,8 @@ type WAL struct {
 	// appended under wmu and mu, emptied under removeMu and mu (removeDropped).
 	dropped  []*segment
 	removeMu sync.Mutex
+
+	syncer deferral // the frame StoreLogsDeferred wrote, until it is durable (wal_deferred.go)
 }
 
 type segment struct {
@@ -99,6 +106,7 @@ func OpenWAL(dir string, segSize int64, readOnly bool) (*WAL, error) {
 	}
 	if !readOnly {
 		w.next = newPreparer(filepath.Join(dir, "wal-next.tmp"), segSize)
+		w.startSyncer()
 	}
 	return w, nil
 }
@@ -162,7 +170,11 @@ func (w *WAL) StoreLog(l *raft.Log) error { return w.StoreLogs([]*raft.Log{l}) }
 
 // StoreLogs appends entries that continue the log (any index if it is empty) as one
 // frame, durable when it returns.
-func (w *WAL) StoreLogs(logs []*raft.Log) error {
+func (w *WAL) StoreLogs(logs []*raft.Log) error { return w.storeLogs(logs, true) }
+
+// storeLogs appends entries as one frame (or several, for a very large batch), durable
+// when it returns if sync is set, else pending for the syncer (wal_deferred.go).
+func (w *WAL) storeLogs(logs []*raft.Log, sync bool) error {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -197,7 +209,7 @@ func (w *WAL) StoreLogs(logs []*raft.Log) error {
 			w.fb.record(logs[n])
 			n++
 		}
-		seg, off, err := w.write(w.fb.finish())
+		seg, off, err := w.write(w.fb.finish(), logs[0].Index, sync)
 		if err != nil {
 			return err
 		}
@@ -225,13 +237,18 @@ func (w *WAL) writeMarker(kind byte, t uint64) error {
 	if kind == frameTruncate {
 		w.fb.truncate(t)
 	}
-	_, _, err := w.write(w.fb.finish())
+	_, _, err := w.write(w.fb.finish(), 0, true)
 	return err
 }
 
 // write appends one frame to the current segment, starting a new one when the frame
-// does not fit, and makes it durable.
-func (w *WAL) write(frame []byte) (*segment, int64, error) {
+// does not fit, once the frame before it is durable. It makes the frame durable if
+// sync is set, else leaves it to the syncer (first is its first entry's index).
+func (w *WAL) write(frame []byte, first uint64, sync bool) (*segment, int64, error) {
+	if err := w.awaitSynced(); err != nil {
+		w.failed = err
+		return nil, 0, err
+	}
 	var seg *segment
 	if len(w.segs) > 0 {
 		seg = w.segs[len(w.segs)-1]
@@ -250,12 +267,17 @@ func (w *WAL) write(frame []byte) (*segment, int64, error) {
 		w.failed = fmt.Errorf("persistence: write to %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
 		return nil, 0, w.failed
 	}
-	if err := fdatasync(seg.f); err != nil {
-		w.failed = fmt.Errorf("persistence: fdatasync of %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
-		return nil, 0, w.failed
+	if sync {
+		if err := fdatasync(seg.f); err != nil {
+			w.failed = fmt.Errorf("persistence: fdatasync of %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
+			return nil, 0, w.failed
+		}
 	}
 	seg.tail += int64(len(frame))
 	seg.size = max(seg.size, seg.tail)
+	if !sync {
+		w.deferred(seg, first)
+	}
 	return seg, off, nil
 }
 
@@ -394,7 +416,8 @@ func (w *WAL) removeDropped() error {
 	return syncDir(w.dir)
 }
 
-// Close waits for a segment being prepared and closes the files.
+// Close waits for a segment being prepared and for a deferred frame's fdatasync, and
+// closes the files.
 func (w *WAL) Close() error {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
@@ -403,6 +426,7 @@ func (w *WAL) Close() error {
 		w.next = nil
 	}
 	w.failed = errWALClosed
+	w.stopSyncer()
 	return w.closeFiles()
 }
 

@@ -34,6 +34,12 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 // panics: the servers must not diverge. ZooKeeper-level failures are in the Result.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	out := make([]interface{}, len(logs))
+	if f.waitDurable != nil && len(logs) > 0 {
+		// A leader's batch may be committed before its own copy is durable (leaderLog).
+		if err := f.waitDurable(logs[len(logs)-1].Index); err != nil {
+			panic(fmt.Sprintf("quorum: entries up to %d cannot be made durable on this member, stopping: %v", logs[len(logs)-1].Index, err))
+		}
+	}
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	applied := f.appliedIndex.Load()

@@ -180,10 +180,13 @@ type logReader interface {
 // for its own disk to apply it, as a ZooKeeper follower applies a COMMIT without waiting
 // for its own log write. Waiting made a member that was not in the quorum of a commit
 // serve reads without it for as long as its fsync took, after the writer's reply.
+//
+// It is also where the leader's own batches are stored deferred (leaderLog).
 type noticedLogs struct {
 	*recentLogs
 	arrived func(last uint64)
 	writing atomic.Pointer[[]*raft.Log] // the batch being stored, nil between batches
+	lead    *leaderLog
 }
 
 func (l *noticedLogs) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.Log{e}) }
@@ -196,6 +199,13 @@ func (l *noticedLogs) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.L
 func (l *noticedLogs) StoreLogs(es []*raft.Log) error {
 	if len(es) == 0 {
 		return l.recentLogs.StoreLogs(es)
+	}
+	if l.lead.deferrable(es) {
+		if err := l.lead.store.StoreLogsDeferred(es); err != nil {
+			return err
+		}
+		l.recentLogs.cache(es)
+		return nil
 	}
 	l.writing.Store(&es)
 	defer l.writing.Store(nil)

@@ -14,13 +14,18 @@ import (
 // a reconfig needs, as ZooKeeper's leader asks its LearnerHandlers whether they are
 // synced; the followers' session pings come only every half tick. Every outcome also
 // goes to reach, which logs a peer's outages.
+//
+// It also clamps the commit index of every AppendEntries it sends to what is durable on
+// this member (leaderLog.clampCommit).
 type contactTransport struct {
 	*raft.NetworkTransport
 	answered sync.Map // raft.ServerID -> time.Time
 	reach    *reachability
+	log      *leaderLog
 }
 
 func (t *contactTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	t.log.clampCommit(args)
 	err := t.NetworkTransport.AppendEntries(id, target, args, resp)
 	if err != nil {
 		if !errors.Is(err, raft.ErrTransportShutdown) { // this server is stopping, not the peer
@@ -31,6 +36,14 @@ func (t *contactTransport) AppendEntries(id raft.ServerID, target raft.ServerAdd
 	t.answered.Store(id, time.Now())
 	t.reach.answered(id)
 	return nil
+}
+
+func (t *contactTransport) AppendEntriesPipeline(id raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
+	p, err := t.NetworkTransport.AppendEntriesPipeline(id, target)
+	if err != nil {
+		return nil, err
+	}
+	return clampedPipeline{AppendPipeline: p, log: t.log}, nil
 }
 
 // answeredSince reports whether the member with id answered this server since t.

@@ -66,6 +66,35 @@
 //     the state's own zxid, and the entries between that and raft's index, which raft
 //     then replays, are skipped or are not commands.
 //
+// The leader's log write overlaps replication (leader_log.go). hashicorp/raft's leader
+// stores a batch before it replicates it, which put the leader's fdatasync and a
+// follower's one after the other on every write; a ZooKeeper leader logs a proposal
+// while it sends it. Here the leader's batches of commands are stored deferred: the store
+// returns once the frame is written and the WAL's syncer fdatasyncs it meanwhile (at
+// most one frame pending, so a crash still tears only the last frame). Raft then counts
+// the leader's copy towards a quorum before it is durable. Call an index truly committed
+// when raft's rule holds on durable copies alone: a majority holds the entries up to it
+// on disk, an entry of the leader's term among them. What raft calls committed is acted
+// on only once it is truly committed:
+//
+//   - Followers never defer (a follower's answer to AppendEntries says the entries are on
+//     its disk), nor does the leader for a batch with a configuration change; raft sets
+//     its state only on the goroutine that stores, so "leader" seen there is exact.
+//   - Raft advanced its commit index c by counting a majority, of which every follower
+//     holds the entries up to c durably, and the leader. Once the leader's own log is
+//     durable up to c, c is truly committed. So the leader's FSM applies a batch only
+//     after waiting for its log to be durable up to raft's commit index (not only up to
+//     the batch's last entry: an earlier term's entries are committed by the leader's
+//     no-op, which may be the entry still pending) and records that index as safe.
+//   - Every AppendEntries the leader sends carries at most the safe index as its commit
+//     index (a lower one than the leader knows is always allowed), and commit notices
+//     name only applied commands, so no follower applies what is not truly committed.
+//   - A client is answered after the apply, so an acknowledged write is on a majority of
+//     disks, as before. A leader that crashes with its pending frame lost (a power cut:
+//     kill -9 leaves it in the page cache) lost only entries nobody applied.
+//
+// A standalone server stores every batch durably: it has no replication to overlap.
+//
 // Notices cost nothing while idle: they are sent only after an apply, and raft's
 // CommitTimeout stays long (500 ms, Config.CommitTimeout), as the fallback that carries
 // the commit index when no notice arrives (a member that just connected gets the current point at once).

@@ -73,6 +73,9 @@ type FSM struct {
 	// a standalone server keeps neither.
 	committed     atomic.Pointer[commitPoint]
 	commitNoticed func()
+	// waitDurable, if set, returns once this member's log holds the entries up to an
+	// index durably; raft's batches wait for it before they are applied (leaderLog).
+	waitDurable func(index uint64) error
 	// OnRestored, if set, is called after Restore replaced the state while serving.
 	OnRestored func()
 	// zxidWaits are callers waiting for a zxid to be applied (WaitApplied).

@@ -63,6 +63,10 @@ type Config struct {
 	// TLS, if set, makes every stream between members mutual TLS on Network
 	// (tls_network.go).
 	TLS *TLS
+
+	// wrapDeferring, if set (tests only), wraps the store the leader's deferred writes
+	// go through, to hold their durability back.
+	wrapDeferring func(deferringStore) deferringStore
 }
 
 // Peer is one cluster member: ZooKeeper's server.N line.
@@ -180,7 +184,16 @@ func Open(cfg Config) (*Node, error) {
 	snaps := store.Snapshots
 	rc := raft.DefaultConfig()
 	rc.Logger = hlog
-	trans, conf, err := transport(&cfg, rc, hlog)
+	// A standalone server has no replication for its fdatasync to overlap: it stores
+	// every batch durably, as a deferred one would only add the syncer's hand-offs.
+	lead := &leaderLog{}
+	if d, ok := store.Log.(deferringStore); ok && len(cfg.Peers) > 0 {
+		lead.store = d
+		if cfg.wrapDeferring != nil {
+			lead.store = cfg.wrapDeferring(d)
+		}
+	}
+	trans, conf, err := transport(&cfg, rc, hlog, lead)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -199,13 +212,16 @@ func Open(cfg Config) (*Node, error) {
 	fsm := NewFSM(cfg.Tree)
 	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes()}
 	n.conns.Store(uint64(time.Now().UnixNano()))
-	logs := &noticedLogs{recentLogs: cache}
+	logs := &noticedLogs{recentLogs: cache, lead: lead}
 	n.catch = newCatchUp(fsm, writingOrStored{logs})
 	logs.arrived = n.catch.arrived
 	if len(cfg.Peers) > 0 {
 		fsm.commitNoticed = n.commits.notify
 	}
 	fsm.self = cfg.ID
+	if lead.store != nil {
+		fsm.waitDurable = lead.waitDurable
+	}
 	fsm.logger = cfg.Logger
 	d := &duties{}
 	fsm.sessionsChanged = func(id int64, timeout int32, created bool) {
@@ -259,6 +275,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
 	n.raft, n.trans = r, trans
+	lead.raft.Store(r)
 	d.n = n
 	n.duties = d
 	n.fwd = newForwarder(n)
@@ -283,7 +300,7 @@ func Open(cfg Config) (*Node, error) {
 
 // transport sets rc's identity and timing and returns the transport and the initial
 // membership for cfg.
-func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger) (raft.Transport, raft.Configuration, error) {
+func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog) (raft.Transport, raft.Configuration, error) {
 	if len(cfg.Peers) == 0 {
 		rc.LocalID = "1"
 		// One voter: nobody to wait for, so elect at once.
@@ -311,7 +328,7 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger) (raft.Transport,
 		return nil, raft.Configuration{}, fmt.Errorf("quorum: raft address %q: %w", self.RaftAddr, err)
 	}
 	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: ln, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog),
-		reach: newReachability(cfg.Logger, time.Now, time.Minute)}
+		reach: newReachability(cfg.Logger, time.Now, time.Minute), log: lead}
 	var conf raft.Configuration
 	for _, p := range cfg.Peers {
 		sv := raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter}

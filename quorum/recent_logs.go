@@ -60,6 +60,13 @@ func (c *recentLogs) StoreLogs(es []*raft.Log) error {
 	if err := c.LogStore.StoreLogs(es); err != nil {
 		return err
 	}
+	c.cache(es)
+	return nil
+}
+
+// cache keeps es, just stored (by StoreLogs, or deferred by noticedLogs), as the newest
+// entries.
+func (c *recentLogs) cache(es []*raft.Log) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range es {
@@ -78,7 +85,6 @@ func (c *recentLogs) StoreLogs(es []*raft.Log) error {
 			c.evictLocked()
 		}
 	}
-	return nil
 }
 
 func (c *recentLogs) DeleteRange(min, max uint64) error {

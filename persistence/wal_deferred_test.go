@@ -1,0 +1,153 @@
+package persistence
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+// holdSyncs makes the syncer's fdatasyncs wait until the returned release is called,
+// or fail with fail if it is not nil; each held fdatasync is announced on started.
+func holdSyncs(t *testing.T, fail error) (started <-chan struct{}, release func()) {
+	t.Helper()
+	gate := make(chan struct{})
+	st := make(chan struct{}, 16)
+	syncDeferred = func(f *os.File) error {
+		st <- struct{}{}
+		<-gate
+		if fail != nil {
+			return fail
+		}
+		return fdatasync(f)
+	}
+	released := false
+	release = func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	t.Cleanup(func() {
+		release()
+		syncDeferred = fdatasync
+	})
+	return st, release
+}
+
+// returnsWithin reports whether fn returns within d (fn keeps running otherwise, and its
+// result goes to the returned channel).
+func returnsWithin(d time.Duration, fn func() error) (bool, <-chan error) {
+	ch := make(chan error, 1)
+	go func() { ch <- fn() }()
+	select {
+	case err := <-ch:
+		ch <- err
+		return true, ch
+	case <-time.After(d):
+		return false, ch
+	}
+}
+
+// A deferred store returns before its fdatasync, its entries can be read at once, and
+// WaitDurable, UnsyncedFrom and the next write all wait for that fdatasync.
+func TestWALDeferredStoreIsDurableOnlyAfterItsSync(t *testing.T) {
+	dir := t.TempDir()
+	w := mustOpenWAL(t, dir, 1<<20)
+	if err := w.StoreLogs(entries(1, 5, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if from := w.UnsyncedFrom(); from != 0 {
+		t.Fatalf("UnsyncedFrom after a durable store = %d, want 0", from)
+	}
+	started, release := holdSyncs(t, nil)
+
+	if ok, _ := returnsWithin(5*time.Second, func() error { return w.StoreLogsDeferred(entries(6, 8, 1)) }); !ok {
+		t.Fatal("StoreLogsDeferred waited for its own fdatasync")
+	}
+	<-started
+	expectLog(t, w, 1, 8, term1)
+	if from := w.UnsyncedFrom(); from != 6 {
+		t.Fatalf("UnsyncedFrom while the frame's fdatasync is held = %d, want 6", from)
+	}
+	if err := w.WaitDurable(5); err != nil {
+		t.Fatalf("WaitDurable(5), durable before the deferred frame: %v", err)
+	}
+	waited, durable := returnsWithin(100*time.Millisecond, func() error { return w.WaitDurable(6) })
+	if waited {
+		t.Fatal("WaitDurable(6) returned while entry 6's fdatasync was held")
+	}
+	next, stored := returnsWithin(100*time.Millisecond, func() error { return w.StoreLogs(entries(9, 9, 1)) })
+	if next {
+		t.Fatal("a store after a deferred frame went ahead before that frame was durable")
+	}
+
+	release()
+	for _, ch := range []<-chan error{durable, stored} {
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("still waiting after the fdatasync was let go")
+		}
+	}
+	if from := w.UnsyncedFrom(); from != 0 {
+		t.Fatalf("UnsyncedFrom after the fdatasync = %d, want 0", from)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w = mustOpenWAL(t, dir, 1<<20)
+	defer w.Close()
+	expectLog(t, w, 1, 9, term1)
+}
+
+// A deferred frame whose fdatasync fails is never reported durable, and the log takes
+// no more writes, as after a failed fdatasync of its own.
+func TestWALDeferredSyncFailureStopsTheLog(t *testing.T) {
+	w := mustOpenWAL(t, t.TempDir(), 1<<20)
+	defer w.Close()
+	boom := errors.New("disk gone")
+	started, release := holdSyncs(t, boom)
+	if err := w.StoreLogsDeferred(entries(1, 3, 1)); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	release()
+	if err := w.WaitDurable(3); !errors.Is(err, boom) {
+		t.Fatalf("WaitDurable after a failed fdatasync: %v, want %v", err, boom)
+	}
+	if from := w.UnsyncedFrom(); from != 1 {
+		t.Fatalf("UnsyncedFrom after a failed fdatasync = %d, want 1", from)
+	}
+	if err := w.StoreLogs(entries(4, 4, 1)); !errors.Is(err, boom) {
+		t.Fatalf("a store after the failed fdatasync: %v, want %v", err, boom)
+	}
+	if err := w.StoreLogsDeferred(entries(4, 4, 1)); !errors.Is(err, boom) {
+		t.Fatalf("a deferred store after the failed fdatasync: %v, want %v", err, boom)
+	}
+}
+
+// Close lets a deferred frame's fdatasync finish: what was stored is there on reopen.
+func TestWALCloseWaitsForADeferredFrame(t *testing.T) {
+	dir := t.TempDir()
+	w := mustOpenWAL(t, dir, 1<<20)
+	started, release := holdSyncs(t, nil)
+	if err := w.StoreLogsDeferred(entries(1, 4, 2)); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	closed, done := returnsWithin(100*time.Millisecond, w.Close)
+	if closed {
+		t.Fatal("Close returned while a deferred frame's fdatasync was held")
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w = mustOpenWAL(t, dir, 1<<20)
+	defer w.Close()
+	expectLog(t, w, 1, 4, func(uint64) uint64 { return 2 })
+}

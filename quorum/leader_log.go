@@ -1,0 +1,108 @@
+package quorum
+
+import (
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+)
+
+// The leader's own log write, overlapped with replication. hashicorp/raft's leader stores
+// a batch (one fdatasync) before it sends the batch to anyone, so a write paid the
+// leader's fdatasync and then a follower's, one after the other; a ZooKeeper leader logs a
+// proposal while it sends it. Here the leader's store returns once the batch is written
+// (deferringStore.StoreLogsDeferred) and its fdatasync runs while the batch travels to
+// the followers and into their logs. Raft then counts the leader's copy towards a quorum
+// before it is durable, so what raft calls committed may rest on one durable copy too
+// few; the package doc says what the leader holds back until its copy is durable, and
+// why that is enough.
+
+// deferringStore is a log store whose writes can return before they are durable
+// (persistence.WAL).
+type deferringStore interface {
+	// StoreLogsDeferred stores entries and returns before they are durable; it first
+	// waits until whatever was stored before them is durable.
+	StoreLogsDeferred(logs []*raft.Log) error
+	// WaitDurable returns once the entries up to index are durable (or they cannot be).
+	WaitDurable(index uint64) error
+	// UnsyncedFrom is the first entry stored but not yet durable, 0 when none is.
+	UnsyncedFrom() uint64
+}
+
+// leaderLog decides which of raft's stores may be deferred: only the leader's batches of
+// commands, stored from raft's own goroutine. A follower's store must be durable before
+// it returns (its answer to the leader says so), and so must a configuration change
+// (raft acts on a membership as soon as it counts it committed).
+type leaderLog struct {
+	store deferringStore
+	raft  atomic.Pointer[raft.Raft] // nil until raft runs: every store is durable
+	// safe is the highest commit index found durable on this member (waitDurable): a
+	// commit on durable copies, which the followers may be told of.
+	safe atomic.Uint64
+}
+
+// deferrable reports whether es, which raft is storing now, may be stored deferred. Raft
+// changes its own state only on the goroutine that stores (Shutdown aside, which is
+// never Leader), so a leader seen here is the leader storing its own batch
+// (dispatchLogs); every other store (a follower's appendEntries, a bootstrap) is durable.
+func (l *leaderLog) deferrable(es []*raft.Log) bool {
+	if l == nil || l.store == nil {
+		return false
+	}
+	r := l.raft.Load()
+	if r == nil || r.State() != raft.Leader {
+		return false
+	}
+	for _, e := range es {
+		if e.Type == raft.LogConfiguration {
+			return false
+		}
+	}
+	return true
+}
+
+// waitDurable returns once the batch raft hands the FSM, whose last entry is last, is
+// committed on durable copies: once this member's log is durable up to raft's commit
+// index, not only up to last. Raft commits an earlier term's entries by counting an entry
+// of the leader's own term (its no-op, at the start of a term), which may be the very
+// entry not yet durable here; until it is, a crash of this member could leave those
+// entries on too few disks to survive the next election. The commit index waited for is
+// then safe to tell the followers (clampCommit). On a follower nothing is pending and it
+// returns at once.
+func (l *leaderLog) waitDurable(last uint64) error {
+	c := last
+	if r := l.raft.Load(); r != nil {
+		c = max(c, r.CommitIndex())
+	}
+	if err := l.store.WaitDurable(c); err != nil {
+		return err
+	}
+	if c > l.safe.Load() { // raft's FSM goroutine is the only writer
+		l.safe.Store(c)
+	}
+	return nil
+}
+
+// clampCommit lowers the commit index the leader sends in an AppendEntries to the last
+// one its FSM found durable here (waitDurable), so a follower applies nothing that only
+// raft's count, not the disks, calls committed. Raft's followers take the smaller of it
+// and their last entry, and a lower index than the leader knows is always allowed: the
+// followers hear of the rest from the next AppendEntries or commit notice.
+func (l *leaderLog) clampCommit(args *raft.AppendEntriesRequest) {
+	if l == nil || l.store == nil {
+		return
+	}
+	if s := l.safe.Load(); args.LeaderCommitIndex > s {
+		args.LeaderCommitIndex = s
+	}
+}
+
+// clampedPipeline is raft's pipelined replication with the commit index clamped.
+type clampedPipeline struct {
+	raft.AppendPipeline
+	log *leaderLog
+}
+
+func (p clampedPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
+	p.log.clampCommit(args)
+	return p.AppendPipeline.AppendEntries(args, resp)
+}
