@@ -95,6 +95,13 @@ func StartPair(t testing.TB, n int, opts ztest.Options) Pair {
 	for _, s := range []started{zk, zr} {
 		if s.c != nil {
 			t.Cleanup(s.c.Stop)
+			// Before the stop: what the servers logged is the first thing to read when a
+			// real client's test fails (a slow fdatasync, an election, an error).
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("server logs:\n%s", s.c.LogTails())
+				}
+			})
 		}
 	}
 	if err := errors.Join(zk.err, zr.err); err != nil {

@@ -61,7 +61,8 @@ type WAL struct {
 	dropped  []*segment
 	removeMu sync.Mutex
 
-	syncer deferral // the frame StoreLogsDeferred wrote, until it is durable (wal_deferred.go)
+	syncer deferral  // the frame StoreLogsDeferred wrote, until it is durable (wal_deferred.go)
+	slow   slowSyncs // who hears of a slow fdatasync (slow_sync.go)
 }
 
 type segment struct {
@@ -268,7 +269,7 @@ func (w *WAL) write(frame []byte, first uint64, sync bool) (*segment, int64, err
 		return nil, 0, w.failed
 	}
 	if sync {
-		if err := fdatasync(seg.f); err != nil {
+		if err := w.timedSync(seg, fdatasync); err != nil {
 			w.failed = fmt.Errorf("persistence: fdatasync of %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
 			return nil, 0, w.failed
 		}

@@ -56,7 +56,7 @@ func (w *WAL) syncLoop() {
 		if from == 0 {
 			continue
 		}
-		err := syncDeferred(seg.f)
+		err := w.timedSync(seg, syncDeferred)
 		d.mu.Lock()
 		if err != nil {
 			d.err = fmt.Errorf("persistence: fdatasync of %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)

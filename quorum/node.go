@@ -37,6 +37,9 @@ type Config struct {
 	// TrailingLogs is how many entries a snapshot leaves in the log, for members that
 	// are behind; one further behind gets the snapshot instead.
 	TrailingLogs uint64
+	// FsyncWarning is how long an fdatasync of the transaction log may take before a
+	// warning says so (fsync.warningthresholdms); 0 is ZooKeeper's 1 s.
+	FsyncWarning time.Duration
 	Logger       *slog.Logger
 	// OnSessionClosed is called after a closeSession entry is applied (see FSM).
 	OnSessionClosed func(id int64)
@@ -180,6 +183,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnSlowSyncs(store, cfg.FsyncWarning, cfg.Logger)
 	cache := newRecentLogs(store.Log, recentLogsMax, recentLogsMaxBytes)
 	snaps := store.Snapshots
 	rc := raft.DefaultConfig()

@@ -4,8 +4,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/zkraft/zkraft/persistence"
 )
 
 // perAttempt are raft's messages for one failed RPC to a peer. While a member is down
@@ -43,4 +46,22 @@ func (l raftLog) Accept(name string, level hclog.Level, msg string, args ...inte
 	if l.log.Enabled(context.Background(), lv) {
 		l.log.Log(context.Background(), lv, msg, append([]any{"logger", name}, args...)...)
 	}
+}
+
+// defaultFsyncWarning is ZooKeeper's fsync.warningthresholdms.
+const defaultFsyncWarning = time.Second
+
+// warnSlowSyncs has the store's transaction log warn of every fdatasync slower than
+// threshold (0: the default), as ZooKeeper's does: every write waits for it.
+func warnSlowSyncs(store *persistence.Store, threshold time.Duration, log *slog.Logger) {
+	if log == nil {
+		return
+	}
+	if threshold <= 0 {
+		threshold = defaultFsyncWarning
+	}
+	store.WarnSlowSyncs(threshold, func(s persistence.SlowSync) {
+		log.Warn("fsync-ing the transaction log took longer than fsync.warningthresholdms; every write waits for it (a slow or busy disk)",
+			"file", s.Path, "took_ms", s.Took.Milliseconds(), "file_bytes", s.Size, "threshold_ms", threshold.Milliseconds())
+	})
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/jute"
 )
 
 // Raft's per-attempt RPC failures go to debug; its other errors stay errors.
@@ -22,5 +25,34 @@ func TestRaftLogLevels(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 1 || !strings.Contains(lines[0], "level=ERROR") || !strings.Contains(lines[0], "disk full") {
 		t.Fatalf("at info level, want only the snapshot error:\n%s", buf.String())
+	}
+}
+
+// A transaction log fdatasync slower than FsyncWarning is a warning in the server's log,
+// naming the segment file; with the default threshold (1 s) this machine's are not.
+func TestSlowFsyncIsWarned(t *testing.T) {
+	for _, c := range []struct {
+		threshold time.Duration
+		warned    bool
+	}{{time.Nanosecond, true}, {0, false}} {
+		var out lockedBuffer
+		cfg := DefaultConfig(t.TempDir())
+		cfg.Logger = slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg.FsyncWarning = c.threshold
+		n, err := Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.WaitLeader(10 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		propose(t, n, &Entry{Session: 7, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+		n.Close()
+		got := out.String()
+		warned := strings.Contains(got, "level=WARN") && strings.Contains(got, "fsync-ing the transaction log took longer") &&
+			strings.Contains(got, "file="+filepath.Join(cfg.DataDir, "log"))
+		if warned != c.warned {
+			t.Errorf("FsyncWarning %v: warned %v, want %v; log:\n%s", c.threshold, warned, c.warned, got)
+		}
 	}
 }

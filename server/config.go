@@ -36,6 +36,7 @@ type Config struct {
 	ContainerCheckInterval time.Duration
 	SnapCount              uint64
 	SnapRetainCount        int
+	FsyncWarning           time.Duration  // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
 	SuperDigest            string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
 	MaxOutstanding         int            // per connection, before the reader stops reading
 	Throttle               ThrottleConfig // ZooKeeper's request throttle (throttle.go)

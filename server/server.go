@@ -95,6 +95,7 @@ func (s *Server) Start() error {
 	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval
 	qc.SnapshotThreshold = s.cfg.SnapCount
 	qc.SnapshotRetain = s.cfg.SnapRetainCount
+	qc.FsyncWarning = s.cfg.FsyncWarning
 	qc.Logger = s.log
 	qc.OnSessionClosed = s.sessionClosed
 	qc.OnSessionMoved = s.sessionMoved

@@ -36,6 +36,8 @@ var systemProperties = map[string]bool{
 	"zookeeper.enforceQuota":                             true,
 	"zookeeper.enableExistsACLCheck":                     true, // zkraft's own (docs/compatibility.md)
 	"jute.maxbuffer":                                     true,
+	"zookeeper.fsync.warningthresholdms":                 true,
+	"fsync.warningthresholdms":                           true,
 	"znode.container.checkIntervalMs":                    true,
 	"zookeeper.DigestAuthenticationProvider.superDigest": true,
 }

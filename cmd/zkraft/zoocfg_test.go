@@ -21,6 +21,7 @@ dataDir=/tmp/x
 4lw.commands.whitelist=ruok, srvr
 extendedTypesEnabled=false
 enableExistsACLCheck=false
+fsync.warningthresholdms=250
 initLimit=10
 someFutureKey=1
 server.1=a:2888:3888
@@ -30,7 +31,8 @@ server.2=b:2889:3889:observer;2181
 		t.Fatal(err)
 	}
 	if cfg.TickTime != 500*time.Millisecond || cfg.ClientPort != 2999 || cfg.DataDir != "/tmp/x" ||
-		cfg.ExtendedTypes || cfg.ExistsACLCheck || strings.Join(cfg.FourLetterWhitelist, ",") != "ruok,srvr" {
+		cfg.ExtendedTypes || cfg.ExistsACLCheck || strings.Join(cfg.FourLetterWhitelist, ",") != "ruok,srvr" ||
+		cfg.FsyncWarning != 250*time.Millisecond {
 		t.Fatalf("parsed %+v", cfg)
 	}
 	joined := strings.Join(warnings, "\n")

@@ -123,12 +123,8 @@ func (c *Cluster) AwaitServing(limit time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			var logs strings.Builder
-			for i, s := range c.Members {
-				fmt.Fprintf(&logs, "--- member %d (%s):\n%s\n", i+1, s.Addr, tail([]byte(s.Log())))
-			}
 			return fmt.Errorf("ztest: %s cluster not serving within %v (%d of %d running members serve, %d leaders)\n%s",
-				c.Name, limit, serving, running, leaders, logs.String())
+				c.Name, limit, serving, running, leaders, c.LogTails())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -154,6 +150,15 @@ func (c *Cluster) ConnectString() string {
 		addrs[i] = s.Addr
 	}
 	return strings.Join(addrs, ",")
+}
+
+// LogTails is the end of every member's log, for a failure message.
+func (c *Cluster) LogTails() string {
+	var logs strings.Builder
+	for i, s := range c.Members {
+		fmt.Fprintf(&logs, "--- %s member %d (%s):\n%s\n", c.Name, i+1, s.Addr, tail([]byte(s.Log())))
+	}
+	return logs.String()
 }
 
 // Stop stops every member and removes their data dirs.

@@ -1,0 +1,74 @@
+package persistence
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// slowSyncLog records what a WAL reports as slow.
+type slowSyncLog struct {
+	mu   sync.Mutex
+	seen []SlowSync
+}
+
+func (l *slowSyncLog) report(s SlowSync) {
+	l.mu.Lock()
+	l.seen = append(l.seen, s)
+	l.mu.Unlock()
+}
+
+func (l *slowSyncLog) take() []SlowSync {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.seen
+	l.seen = nil
+	return s
+}
+
+// Every fdatasync longer than the threshold is reported with its segment, the syncer's
+// included, and none shorter.
+func TestWALReportsSlowSyncs(t *testing.T) {
+	dir := t.TempDir()
+	w := mustOpenWAL(t, dir, 1<<20)
+	var log slowSyncLog
+
+	// Nothing takes an hour: a durable store reports nothing.
+	w.WarnSlowSyncs(time.Hour, log.report)
+	if err := w.StoreLogs(entries(1, 3, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.take(); len(got) != 0 {
+		t.Fatalf("fast fdatasyncs reported as slow: %+v", got)
+	}
+
+	// Everything takes longer than nothing: the durable store's fdatasync is reported.
+	w.WarnSlowSyncs(-1, log.report)
+	if err := w.StoreLogs(entries(4, 6, 1)); err != nil {
+		t.Fatal(err)
+	}
+	got := log.take()
+	if len(got) != 1 || filepath.Dir(got[0].Path) != dir || got[0].Size <= 0 {
+		t.Fatalf("one fdatasync of a segment in %s reported, got %+v", dir, got)
+	}
+
+	// The syncer's fdatasync of a deferred store, slowed down past the threshold.
+	w.WarnSlowSyncs(20*time.Millisecond, log.report)
+	syncDeferred = func(f *os.File) error {
+		time.Sleep(50 * time.Millisecond)
+		return fdatasync(f)
+	}
+	t.Cleanup(func() { syncDeferred = fdatasync })
+	if err := w.StoreLogsDeferred(entries(7, 9, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitDurable(9); err != nil {
+		t.Fatal(err)
+	}
+	got = log.take()
+	if len(got) != 1 || got[0].Took < 50*time.Millisecond || filepath.Dir(got[0].Path) != dir {
+		t.Fatalf("the syncer's 50 ms fdatasync: reported %+v", got)
+	}
+}
