@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"fmt"
 	"os"
 	"time"
 )
@@ -15,7 +16,6 @@ import (
 type SlowSync struct {
 	Path string // the segment file
 	Took time.Duration
-	Size int64 // the segment file's size
 }
 
 type slowSyncs struct {
@@ -35,13 +35,25 @@ func (s *Store) WarnSlowSyncs(threshold time.Duration, report func(SlowSync)) {
 	s.wal.WarnSlowSyncs(threshold, report)
 }
 
-// timedSync makes seg's file durable with sync and reports it if that was slow; seg is
-// not written meanwhile (the writer holds wmu, or waits for the syncer).
-func (w *WAL) timedSync(seg *segment, sync func(*os.File) error) error {
+// timedSync makes seg's file durable with sync, and returns the sync if it was slow and
+// someone asked (reportSlow tells them, once nobody waits on the caller any more).
+func (w *WAL) timedSync(seg *segment, sync func(*os.File) error) (*SlowSync, error) {
 	start := time.Now()
 	err := sync(seg.f)
 	if took := time.Since(start); w.slow.report != nil && took > w.slow.threshold {
-		w.slow.report(SlowSync{Path: seg.path, Took: took, Size: seg.size})
+		return &SlowSync{Path: seg.path, Took: took}, err
 	}
-	return err
+	return nil, err
+}
+
+func (w *WAL) reportSlow(s *SlowSync) {
+	if s != nil {
+		w.slow.report(*s)
+	}
+}
+
+// syncFailed is the error of a failed fdatasync of seg, after which the log takes no
+// more writes.
+func syncFailed(seg *segment, err error) error {
+	return fmt.Errorf("persistence: fdatasync of %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
 }

@@ -33,6 +33,7 @@ func (l *slowSyncLog) take() []SlowSync {
 func TestWALReportsSlowSyncs(t *testing.T) {
 	dir := t.TempDir()
 	w := mustOpenWAL(t, dir, 1<<20)
+	defer w.Close()
 	var log slowSyncLog
 
 	// Nothing takes an hour: a durable store reports nothing.
@@ -50,7 +51,7 @@ func TestWALReportsSlowSyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := log.take()
-	if len(got) != 1 || filepath.Dir(got[0].Path) != dir || got[0].Size <= 0 {
+	if len(got) != 1 || filepath.Dir(got[0].Path) != dir || got[0].Took <= 0 {
 		t.Fatalf("one fdatasync of a segment in %s reported, got %+v", dir, got)
 	}
 

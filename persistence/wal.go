@@ -269,8 +269,10 @@ func (w *WAL) write(frame []byte, first uint64, sync bool) (*segment, int64, err
 		return nil, 0, w.failed
 	}
 	if sync {
-		if err := w.timedSync(seg, fdatasync); err != nil {
-			w.failed = fmt.Errorf("persistence: fdatasync of %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
+		slow, err := w.timedSync(seg, fdatasync)
+		w.reportSlow(slow)
+		if err != nil {
+			w.failed = syncFailed(seg, err)
 			return nil, 0, w.failed
 		}
 	}

@@ -1,7 +1,6 @@
 package persistence
 
 import (
-	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -56,16 +55,17 @@ func (w *WAL) syncLoop() {
 		if from == 0 {
 			continue
 		}
-		err := w.timedSync(seg, syncDeferred)
+		slow, err := w.timedSync(seg, syncDeferred)
 		d.mu.Lock()
 		if err != nil {
-			d.err = fmt.Errorf("persistence: fdatasync of %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
+			d.err = syncFailed(seg, err)
 		} else {
 			d.seg = nil
 			d.from.Store(0)
 		}
 		d.cond.Broadcast()
 		d.mu.Unlock()
+		w.reportSlow(slow) // after the waiters are let go: a slow sync has cost them enough
 	}
 }
 

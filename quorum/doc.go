@@ -86,9 +86,12 @@
 //     after waiting for its log to be durable up to raft's commit index (not only up to
 //     the batch's last entry: an earlier term's entries are committed by the leader's
 //     no-op, which may be the entry still pending) and records that index as safe.
-//   - Every AppendEntries the leader sends carries at most the safe index as its commit
-//     index (a lower one than the leader knows is always allowed), and commit notices
-//     name only applied commands, so no follower applies what is not truly committed.
+//   - Every AppendEntries the leader sends carries a truly committed index: raft's commit
+//     index when the leader's log is durable up to it (no frame pending at or below it),
+//     else the safe index (a lower one than the leader knows is always allowed). Commit
+//     notices name only applied commands. So no follower applies what is not truly
+//     committed, and followers still hear of a commit the FSM is never handed (a new
+//     leader's no-op with nothing after its snapshot).
 //   - A client is answered after the apply, so an acknowledged write is on a majority of
 //     disks, as before. A leader that crashes with its pending frame lost (a power cut:
 //     kill -9 leaves it in the page cache) lost only entries nobody applied.

@@ -82,16 +82,28 @@ func (l *leaderLog) waitDurable(last uint64) error {
 	return nil
 }
 
-// clampCommit lowers the commit index the leader sends in an AppendEntries to the last
-// one its FSM found durable here (waitDurable), so a follower applies nothing that only
-// raft's count, not the disks, calls committed. Raft's followers take the smaller of it
+// clampCommit keeps the commit index the leader sends in an AppendEntries to one that is
+// committed on durable copies, so a follower applies nothing that only raft's count, not
+// the disks, calls committed. Raft's commit index c is such an index when this member's
+// log is durable up to it (no frame pending at or below c; the package doc's argument):
+// it is sent as it is. While a frame at or below c is pending, the last index the FSM
+// found durable (waitDurable) is sent instead. Raft's followers take the smaller of it
 // and their last entry, and a lower index than the leader knows is always allowed: the
 // followers hear of the rest from the next AppendEntries or commit notice.
+//
+// Looking at the log, not only at what the FSM found, matters when raft hands the FSM
+// nothing: a leader whose log past its snapshot holds only its no-op (a cluster restarted
+// idle) commits it without an apply, and its followers must still hear of that commit to
+// apply what they hold below it.
 func (l *leaderLog) clampCommit(args *raft.AppendEntriesRequest) {
 	if l == nil || l.store == nil {
 		return
 	}
-	if s := l.safe.Load(); args.LeaderCommitIndex > s {
+	c := args.LeaderCommitIndex
+	if from := l.store.UnsyncedFrom(); from == 0 || from > c {
+		return
+	}
+	if s := l.safe.Load(); c > s {
 		args.LeaderCommitIndex = s
 	}
 }

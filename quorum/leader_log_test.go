@@ -145,6 +145,9 @@ func TestNothingAppliesBeforeTheLeadersCopyIsDurable(t *testing.T) {
 	leader := leaderOf(t, nodes)
 	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
 	waitSame(t, nodes)
+	for _, h := range held { // a member that led for a moment at the start stored its no-op deferred
+		h.deferred.Store(0)
+	}
 
 	h := held[leader.cfg.ID]
 	h.hold()
@@ -262,4 +265,34 @@ func TestAnEarlierTermsEntryWaitsForTheNewLeadersNoop(t *testing.T) {
 		return true
 	})
 	waitSame(t, nodes)
+}
+
+// pendingFrom is a deferring store whose first pending entry is fixed (0: none).
+type pendingFrom uint64
+
+func (p pendingFrom) StoreLogsDeferred([]*raft.Log) error { return nil }
+func (p pendingFrom) WaitDurable(uint64) error            { return nil }
+func (p pendingFrom) UnsyncedFrom() uint64                { return uint64(p) }
+
+// The commit index an AppendEntries carries is raft's own whenever the leader's log is
+// durable up to it, even if the FSM was never handed a batch to find that (a leader whose
+// log past its snapshot holds only its no-op); only while an entry at or below it is
+// pending does it fall back to what the FSM found durable.
+func TestClampCommitOnlyWhileTheCommitIndexIsPending(t *testing.T) {
+	for _, c := range []struct {
+		pending, safe, want uint64
+	}{
+		{pending: 0, safe: 0, want: 10},  // nothing pending: raft's index, although the FSM found nothing
+		{pending: 11, safe: 3, want: 10}, // pending above it: raft's index
+		{pending: 10, safe: 3, want: 3},  // its own entry pending: what the FSM found
+		{pending: 8, safe: 3, want: 3},   // an entry below it pending
+	} {
+		l := &leaderLog{store: pendingFrom(c.pending)}
+		l.safe.Store(c.safe)
+		args := &raft.AppendEntriesRequest{LeaderCommitIndex: 10}
+		l.clampCommit(args)
+		if args.LeaderCommitIndex != c.want {
+			t.Errorf("pending from %d, safe %d: commit index 10 sent as %d, want %d", c.pending, c.safe, args.LeaderCommitIndex, c.want)
+		}
+	}
 }

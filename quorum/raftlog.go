@@ -62,6 +62,6 @@ func warnSlowSyncs(store *persistence.Store, threshold time.Duration, log *slog.
 	}
 	store.WarnSlowSyncs(threshold, func(s persistence.SlowSync) {
 		log.Warn("fsync-ing the transaction log took longer than fsync.warningthresholdms; every write waits for it (a slow or busy disk)",
-			"file", s.Path, "took_ms", s.Took.Milliseconds(), "file_bytes", s.Size, "threshold_ms", threshold.Milliseconds())
+			"file", s.Path, "took_ms", s.Took.Milliseconds(), "threshold_ms", threshold.Milliseconds())
 	})
 }
