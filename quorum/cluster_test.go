@@ -2,23 +2,25 @@ package quorum
 
 import (
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/server/ztest"
 	"github.com/zkraft/zkraft/session"
 )
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// Below the ephemeral range: a port the kernel handed out could be taken meanwhile as
+	// the local end of another test's connection (seen in make test as "address already
+	// in use").
+	port, err := ztest.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return fmt.Sprintf("127.0.0.1:%d", port)
 }
 
 // threePeers is the membership of a 3-member cluster on free loopback ports.
