@@ -51,15 +51,21 @@ func (l raftLog) Accept(name string, level hclog.Level, msg string, args ...inte
 // defaultFsyncWarning is ZooKeeper's fsync.warningthresholdms.
 const defaultFsyncWarning = time.Second
 
+// fsyncWarning is the threshold Config.FsyncWarning asks for: 0 is the default.
+func fsyncWarning(d time.Duration) time.Duration {
+	if d <= 0 {
+		return defaultFsyncWarning
+	}
+	return d
+}
+
 // warnSlowSyncs has the store's transaction log warn of every fdatasync slower than
 // threshold (0: the default), as ZooKeeper's does: every write waits for it.
 func warnSlowSyncs(store *persistence.Store, threshold time.Duration, log *slog.Logger) {
 	if log == nil {
 		return
 	}
-	if threshold <= 0 {
-		threshold = defaultFsyncWarning
-	}
+	threshold = fsyncWarning(threshold)
 	store.WarnSlowSyncs(threshold, func(s persistence.SlowSync) {
 		log.Warn("fsync-ing the transaction log took longer than fsync.warningthresholdms; every write waits for it (a slow or busy disk)",
 			"file", s.Path, "took_ms", s.Took.Milliseconds(), "threshold_ms", threshold.Milliseconds())

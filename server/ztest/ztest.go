@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -70,10 +71,13 @@ func Available() error {
 // ephemeral range (32768 and up), so the port is not taken meanwhile as the local end of
 // some outgoing connection, as a port the kernel handed out could be.
 // A port is handed out once per process, so ports taken for servers that have not bound
-// them yet are not handed out again.
+// them yet are not handed out again; and each test binary (go test runs the packages in
+// processes side by side) picks from a slice of the range of its own, so another
+// package's tests do not take a port that a stopped server is about to bind again.
 func FreePort() (int, error) {
+	lo, n := portSlice()
 	for i := 0; i < 200; i++ {
-		port := 20000 + rand.IntN(12000)
+		port := lo + rand.IntN(n)
 		portsMu.Lock()
 		taken := handedOut[port]
 		handedOut[port] = true
@@ -93,6 +97,19 @@ func FreePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// portSlice is this process's part of the ports below the ephemeral range: one of
+// portSlices slices of 20000-31999, chosen by the name of the test binary.
+func portSlice() (lo, n int) {
+	h := fnv.New32a()
+	h.Write([]byte(filepath.Base(os.Args[0])))
+	n = 12000 / portSlices
+	return 20000 + int(h.Sum32()%portSlices)*n, n
+}
+
+// portSlices is how many slices the range is cut into: more than there are packages
+// that start servers (server, quorum, e2e, cmd), fewer than would make a slice small.
+const portSlices = 8
 
 var (
 	portsMu   sync.Mutex
