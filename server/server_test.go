@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"strings"
@@ -193,6 +194,42 @@ func TestPipelinedOrder(t *testing.T) {
 		if h.Xid != int32(i+1) || h.Err != 0 {
 			t.Fatalf("reply %d: %+v", i, h)
 		}
+	}
+}
+
+// Pipelined frames of every size around the connection's read buffer (one that ends on
+// its boundary, one a byte past it, several times its size) arrive whole and in order.
+func TestFramesAcrossTheReadBuffer(t *testing.T) {
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	sizes := []int{1, readBufferSize - 40, readBufferSize, readBufferSize + 1, 3*readBufferSize + 17, 100, 0, 2 * readBufferSize}
+	var frames []byte
+	values := make([][]byte, 0, len(sizes))
+	for i, n := range sizes {
+		v := bytes.Repeat([]byte{byte('a' + i)}, n)
+		values = append(values, v)
+		c.xid++
+		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpSetData}, &jute.SetDataRequest{Path: "/", Data: v, Version: -1})
+		c.xid++
+		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/"})
+	}
+	written := make(chan error, 1)
+	go func() { _, err := c.nc.Write(frames); written <- err }()
+	for i := range sizes {
+		var h jute.ReplyHeader
+		c.readFrame(&h, &jute.SetDataResponse{})
+		if h.Xid != int32(2*i+1) || h.Err != 0 {
+			t.Fatalf("setData %d: %+v", i, h)
+		}
+		var gd jute.GetDataResponse
+		c.readFrame(&h, &gd)
+		if h.Xid != int32(2*i+2) || h.Err != 0 || !bytes.Equal(gd.Data, values[i]) {
+			t.Fatalf("getData %d (%d bytes set): %+v, %d bytes read", i, sizes[i], h, len(gd.Data))
+		}
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
 	}
 }
 
