@@ -68,6 +68,16 @@ func TestWALReportsSlowSyncs(t *testing.T) {
 	if err := w.WaitDurable(9); err != nil {
 		t.Fatal(err)
 	}
+	// The syncer reports after it has let the waiters go, so the report may come a moment
+	// after WaitDurable returns.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		log.mu.Lock()
+		n := len(log.seen)
+		log.mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	got = log.take()
 	if len(got) != 1 || got[0].Took < 50*time.Millisecond || filepath.Dir(got[0].Path) != dir {
 		t.Fatalf("the syncer's 50 ms fdatasync: reported %+v", got)

@@ -197,8 +197,9 @@ func TestPipelinedOrder(t *testing.T) {
 	}
 }
 
-// Pipelined frames of every size around the connection's read buffer (one that ends on
-// its boundary, one a byte past it, several times its size) arrive whole and in order.
+// Pipelined frames of sizes around the connection's read buffer's (values of about its
+// size, a byte over it, several times it), written at once, are read whole and in order
+// however the buffer's refills cut them.
 func TestFramesAcrossTheReadBuffer(t *testing.T) {
 	s := startServer(t, nil)
 	c := dial(t, s.Addr().String())
