@@ -238,14 +238,21 @@ func insertBlock(b, rows int) string {
 // awaitRows polls a query until it answers want, for at most limit.
 func awaitRows(t *testing.T, s *chServer, sql, want string, limit time.Duration) {
 	t.Helper()
+	if got, err, ok := pollRows(s, sql, want, limit); !ok {
+		t.Fatalf("%s: %s: got %q (%v) for %v, want %q", s.replica, firstLine(sql), got, err, limit, want)
+	}
+}
+
+// pollRows runs sql every 200 ms until it answers want or limit has passed; it returns
+// the last answer and whether it was want.
+func pollRows(s *chServer, sql, want string, limit time.Duration) (string, error, bool) {
 	deadline := time.Now().Add(limit)
 	for {
 		out, err := s.query(sql, nil)
-		if err == nil && strings.TrimSpace(out) == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s: got %q (%v) for %v, want %q", s.replica, firstLine(sql), strings.TrimSpace(out), err, limit, want)
+		if got := strings.TrimSpace(out); err == nil && got == want {
+			return got, nil, true
+		} else if time.Now().After(deadline) {
+			return got, err, false
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -589,18 +596,10 @@ func zooKeeperListings(t *testing.T, s *chServer, plan chPlan) []string {
 	// session, a session timeout after the new leader took over, on ZooKeeper as on zkraft.
 	const electionCount = "SELECT count() FROM system.zookeeper WHERE path = '/clickhouse/tables/01/t/leader_election'"
 	waited := time.Now()
-	for deadline := waited.Add(2*plan.sessionTimeout + 20*time.Second); ; time.Sleep(200 * time.Millisecond) {
-		got, err := s.query(electionCount, nil)
-		if err == nil && strings.TrimSpace(got) == "2" {
-			if d := time.Since(waited); d > time.Second {
-				t.Logf("leader_election reached 2 nodes after another %v", d.Round(100*time.Millisecond))
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s: %q (%v) for %v, want 2\n%s", electionCount, strings.TrimSpace(got), err, time.Since(waited).Round(time.Second), lockState(t, s))
-			break
-		}
+	if got, err, ok := pollRows(s, electionCount, "2", 2*plan.sessionTimeout+20*time.Second); !ok {
+		t.Errorf("%s: %q (%v) for %v, want 2\n%s", electionCount, got, err, time.Since(waited).Round(time.Second), lockState(t, s))
+	} else if d := time.Since(waited); d > time.Second {
+		t.Logf("leader_election reached 2 nodes after another %v", d.Round(100*time.Millisecond))
 	}
 	for q, want := range checks {
 		if got := s.must(t, q); got != want {

@@ -27,10 +27,10 @@ type deferral struct {
 	// written under mu, read without it by UnsyncedFrom.
 	from atomic.Uint64
 	err  error // the syncer's fdatasync failed; the log takes no more writes
-	// kick wakes the syncer; nil for a read-only log, which never defers.
-	kick    chan struct{}
-	done    chan struct{}
-	stopped bool // under wmu: Close stopped the syncer
+	// kick wakes the syncer; nil for a read-only log, which never defers, and once Close
+	// stopped the syncer (under wmu).
+	kick chan struct{}
+	done chan struct{}
 }
 
 // syncDeferred is the syncer's fdatasync; tests hold it to see what waits for it.
@@ -42,13 +42,13 @@ func (w *WAL) startSyncer() {
 	d.cond.L = &d.mu
 	d.kick = make(chan struct{}, 1)
 	d.done = make(chan struct{})
-	go w.syncLoop()
+	go w.syncLoop(d.kick)
 }
 
-func (w *WAL) syncLoop() {
+func (w *WAL) syncLoop(kick <-chan struct{}) {
 	d := &w.syncer
 	defer close(d.done)
-	for range d.kick {
+	for range kick {
 		d.mu.Lock()
 		seg, from := d.seg, d.from.Load()
 		d.mu.Unlock()
@@ -91,12 +91,12 @@ func (w *WAL) deferred(seg *segment, first uint64) {
 // with the log already refusing writes.
 func (w *WAL) stopSyncer() {
 	d := &w.syncer
-	if d.kick == nil || d.stopped {
+	if d.kick == nil {
 		return
 	}
 	w.awaitSynced()
-	d.stopped = true
 	close(d.kick)
+	d.kick = nil
 	<-d.done
 }
 
