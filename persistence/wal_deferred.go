@@ -31,6 +31,9 @@ type deferral struct {
 	// stopped the syncer (under wmu).
 	kick chan struct{}
 	done chan struct{}
+	// onDurable, when set, is called by the syncer after each fdatasync that made a
+	// pending frame durable, once its waiters are let go.
+	onDurable atomic.Pointer[func()]
 }
 
 // syncDeferred is the syncer's fdatasync; tests hold it to see what waits for it.
@@ -65,6 +68,9 @@ func (w *WAL) syncLoop(kick <-chan struct{}) {
 		}
 		d.cond.Broadcast()
 		d.mu.Unlock()
+		if fn := d.onDurable.Load(); fn != nil && err == nil {
+			(*fn)()
+		}
 		w.reportSlow(slow) // after the waiters are let go: a slow sync has cost them enough
 	}
 }
@@ -126,6 +132,10 @@ func (w *WAL) WaitDurable(index uint64) error {
 		d.cond.Wait()
 	}
 }
+
+// OnDurable has fn called, on the syncer's goroutine, each time a deferred frame has
+// become durable (a Raft leader tells its followers so).
+func (w *WAL) OnDurable(fn func()) { w.syncer.onDurable.Store(&fn) }
 
 // UnsyncedFrom is the first index that is written but not yet durable, 0 when every
 // stored entry is durable.

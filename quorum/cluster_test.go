@@ -296,12 +296,21 @@ func TestPingDoesNotTrackAClosedSession(t *testing.T) {
 		}
 	}
 	const id, timeout = 5, 30000
-	propose(t, follower, &Entry{Session: id, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: timeout, Password: make([]byte, 16)}})
+	// A follower may apply a write before the leader does (a durable notice), so each
+	// check of the leader's tracker first waits for the leader's apply.
+	proposeSeen := func(e *Entry) *Result {
+		r := propose(t, follower, e)
+		if !leader.FSM.WaitApplied(r.Zxid, 10*time.Second) {
+			t.Fatalf("the leader did not apply zxid %d", r.Zxid)
+		}
+		return r
+	}
+	proposeSeen(&Entry{Session: id, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: timeout, Password: make([]byte, 16)}})
 	if _, ok := tracked(id); !ok {
 		t.Fatal("a session created through a follower is not tracked by the leader")
 	}
 	follower.Touch(id, timeout) // the closeSession frame, read before it is proposed
-	if r := propose(t, follower, &Entry{Session: id, Op: jute.OpCloseSession}); r.Err != jute.OK {
+	if r := proposeSeen(&Entry{Session: id, Op: jute.OpCloseSession}); r.Err != jute.OK {
 		t.Fatalf("close session: %v", r.Err)
 	}
 	if _, ok := tracked(id); ok {
@@ -317,7 +326,7 @@ func TestPingDoesNotTrackAClosedSession(t *testing.T) {
 		t.Fatal("the follower has no stream to the leader")
 	}
 	follower.fwd.ping(st)
-	propose(t, follower, &Entry{Op: jute.OpSync, Req: &jute.SyncRequest{Path: "/"}})
+	proposeSeen(&Entry{Op: jute.OpSync, Req: &jute.SyncRequest{Path: "/"}})
 	leader.Touch(id, timeout) // a late frame on one of the leader's own connections
 	if _, ok := tracked(id); ok {
 		t.Fatal("the leader tracks a closed session again after a ping or a touch named it")

@@ -52,12 +52,16 @@ func (f *FSM) Committed() (index, term uint64) {
 // EarlyApplied counts the commands this member applied on commit notices, ahead of raft.
 func (f *FSM) EarlyApplied() uint64 { return f.earlyApplied.Load() }
 
+// DurableApplied counts the commands this member applied on durable notices
+// (durable_notice.go), which EarlyApplied counts too.
+func (f *FSM) DurableApplied() uint64 { return f.durableApplied.Load() }
+
 // applyCommitted applies the entries of logs up to index, ahead of raft, if the entry
 // logs holds at index has the given term (so it and every entry before it are the
 // committed ones). It reports false when that entry is not there yet, or not with that
 // term: a later store of entries tries again. The entries go to applyRun in runs of
 // up to applyHold, read from the log as they are applied.
-func (f *FSM) applyCommitted(logs logReader, index, term uint64) bool {
+func (f *FSM) applyCommitted(logs logReader, index, term uint64, count *atomic.Uint64) bool {
 	if index <= f.appliedIndex.Load() {
 		return true
 	}
@@ -77,12 +81,12 @@ func (f *FSM) applyCommitted(logs logReader, index, term uint64) bool {
 			l = new(raft.Log)
 			if err := logs.GetLog(i, l); err != nil {
 				// Compacted under a snapshot being installed: raft applies what follows.
-				f.applyEarly(run)
+				f.applyEarly(run, count)
 				return false
 			}
 		}
 		if run = append(run, l); len(run) == applyHold || i == index {
-			f.applyEarly(run)
+			f.applyEarly(run, count)
 			run = run[:0]
 		}
 	}
@@ -90,8 +94,8 @@ func (f *FSM) applyCommitted(logs logReader, index, term uint64) bool {
 }
 
 // applyEarly applies a run of entries ahead of raft and keeps the commands' results for
-// raft's apply of them; under applyMu.
-func (f *FSM) applyEarly(run []*raft.Log) {
+// raft's apply of them, counting the commands in count too; under applyMu.
+func (f *FSM) applyEarly(run []*raft.Log, count *atomic.Uint64) {
 	if len(run) == 0 {
 		return
 	}
@@ -105,6 +109,7 @@ func (f *FSM) applyEarly(run []*raft.Log) {
 		}
 	}
 	f.earlyApplied.Add(n)
+	count.Add(n)
 }
 
 // catchUp is a member's side of commit notices: it keeps the newest notice and applies
@@ -114,15 +119,26 @@ func (f *FSM) applyEarly(run []*raft.Log) {
 type catchUp struct {
 	fsm  *FSM
 	logs logReader
-	mu   sync.Mutex
-	want commitPoint
-	// wantIndex is want.index, read without the lock by arrived.
-	wantIndex atomic.Uint64
-	wake      chan struct{}
+	// durableLogs is the log as stored (durable on a follower), read for durable
+	// notices; term is this member's current term and lastStored its last stored
+	// index (durable_notice.go).
+	durableLogs logReader
+	term        func() uint64
+	lastStored  func() uint64
+
+	mu      sync.Mutex
+	want    commitPoint
+	durable commitPoint // the newest durable notice
+	// wantIndex is want.index and durableIndex durable.index, read without the lock.
+	wantIndex    atomic.Uint64
+	durableIndex atomic.Uint64
+	wake         chan struct{}
 }
 
-func newCatchUp(fsm *FSM, logs logReader) *catchUp {
-	return &catchUp{fsm: fsm, logs: logs, wake: make(chan struct{}, 1)}
+// newCatchUp makes a member's catch-up; logs is its view for commit notices, stored
+// the log as stored, term and lastStored raft's current term and last index.
+func newCatchUp(fsm *FSM, logs, stored logReader, term, lastStored func() uint64) *catchUp {
+	return &catchUp{fsm: fsm, logs: logs, durableLogs: stored, term: term, lastStored: lastStored, wake: make(chan struct{}, 1)}
 }
 
 // notice takes a commit notice from the stream to the leader, on the stream's reader:
@@ -135,7 +151,7 @@ func (c *catchUp) notice(p commitPoint) {
 		c.wantIndex.Store(p.index)
 	}
 	c.mu.Unlock()
-	if !c.fsm.applyCommitted(c.logs, p.index, p.term) {
+	if !c.fsm.applyCommitted(c.logs, p.index, p.term, &c.fsm.noticeApplied) {
 		c.signal()
 	}
 }
@@ -165,7 +181,8 @@ func (c *catchUp) run(done <-chan struct{}) {
 		c.mu.Lock()
 		p := c.want
 		c.mu.Unlock()
-		c.fsm.applyCommitted(c.logs, p.index, p.term)
+		c.fsm.applyCommitted(c.logs, p.index, p.term, &c.fsm.noticeApplied)
+		c.applyDurable()
 	}
 }
 
@@ -185,6 +202,7 @@ type logReader interface {
 type noticedLogs struct {
 	*recentLogs
 	arrived func(last uint64)
+	stored  func(last uint64)           // a batch stored durably (not deferred)
 	writing atomic.Pointer[[]*raft.Log] // the batch being stored, nil between batches
 	lead    *leaderLog
 }
@@ -205,12 +223,19 @@ func (l *noticedLogs) StoreLogs(es []*raft.Log) error {
 			return err
 		}
 		l.recentLogs.cache(es)
+		l.lead.storedDeferred(es)
 		return nil
 	}
 	l.writing.Store(&es)
 	defer l.writing.Store(nil)
 	l.arrived(es[len(es)-1].Index)
-	return l.recentLogs.StoreLogs(es)
+	if err := l.recentLogs.StoreLogs(es); err != nil {
+		return err
+	}
+	if l.stored != nil {
+		l.stored(es[len(es)-1].Index)
+	}
+	return nil
 }
 
 // writingOrStored is catchUp's view of the log: the batch raft is writing, then what

@@ -1,7 +1,7 @@
 // Package quorum owns consensus: the hashicorp/raft node, the state machine (FSM) that
 // applies committed entries to the znode tree and the session table, the log entry
 // format, the peer streams between members (forwarded writes, session pings, commit
-// notices), and the leader's duties (session expiry, container and TTL cleanup,
+// and durable notices), and the leader's duties (session expiry, container and TTL cleanup,
 // membership).
 //
 // It knows nothing of sockets or the client protocol's framing: the server hands it
@@ -95,6 +95,37 @@
 //   - A client is answered after the apply, so an acknowledged write is on a majority of
 //     disks, as before. A leader that crashes with its pending frame lost (a power cut:
 //     kill -9 leaves it in the page cache) lost only entries nobody applied.
+//
+// Durable notices: a follower of three voters applies without the leader's count
+// (durable_notice.go). When the leader's syncer has made its newest deferred batch
+// durable, the leader sends the (index, term) of that batch's last entry on the stream
+// of each follower, if its membership has exactly three voters and that follower is one
+// of them. A follower applies up to the lower of that index and its own last stored
+// entry, if the entry there has the notice's term and that term is its current term:
+//
+//   - The entry is then on two voters' disks: the leader's (the notice says so, and a
+//     frame is written only once the one before it is durable, so the whole prefix is)
+//     and this member's (a follower's store returns once its frame is durable, and the
+//     follower reads only what its store has stored, never the batch raft is writing).
+//   - Both took it in its own term t: the leader created it, and this member holds it
+//     while its current term is still t, so it accepted it before voting in any later
+//     term. That is the premise of raft's Leader Completeness proof for an entry of the
+//     leader's own term stored on a majority: every later leader holds it. By Log
+//     Matching the member's entries before it are the leader's, committed with it.
+//   - Membership: two of three voters intersect every majority. hashicorp/raft starts a
+//     membership change only once the previous one is committed, so the entries up to
+//     the notice are governed either by the three-voter membership the leader checks
+//     when it sends the notice, or by the one before it, which differs from it by one
+//     server: four voters (one was removed since), where two still intersect every
+//     majority of three, or two voters (one was added since), where the leader or the
+//     member is in every majority; the entries before that earlier membership's own
+//     entry are committed with it. Observers (non-voters) get no durable notices.
+//   - A member that took the entry from a later leader (the situation of the Raft
+//     paper's Figure 8, an old entry replicated by a newer term) has a current term
+//     above the entry's, and ignores the notice.
+//
+// With five voters a leader and one follower are not a majority; commit notices alone
+// serve there. A follower applies on whichever notice comes first.
 //
 // A standalone server stores every batch durably: it has no replication to overlap.
 //

@@ -38,6 +38,34 @@ type leaderLog struct {
 	// safe is the highest commit index found durable on this member (waitDurable): a
 	// commit on durable copies, which the followers may be told of.
 	safe atomic.Uint64
+	// stored is the last entry of the newest batch stored deferred: an entry of the
+	// leader's own term (durablePoint).
+	stored atomic.Pointer[commitPoint]
+}
+
+// storedDeferred records es, just stored deferred, as the newest deferred batch.
+func (l *leaderLog) storedDeferred(es []*raft.Log) {
+	last := es[len(es)-1]
+	l.stored.Store(&commitPoint{index: last.Index, term: last.Term})
+}
+
+// durablePoint is the last entry of the newest deferred batch if it is durable: this
+// member's log is durable up to it, and it is an entry of the term it was stored in as
+// the leader (durable notices, see the package doc). false while that batch is pending.
+func (l *leaderLog) durablePoint() (commitPoint, bool) {
+	if l == nil || l.store == nil {
+		return commitPoint{}, false
+	}
+	p := l.stored.Load()
+	if p == nil {
+		return commitPoint{}, false
+	}
+	// At most one frame is pending, and a frame is stored only once the one before it is
+	// durable: p is durable unless the pending frame is at or below it.
+	if from := l.store.UnsyncedFrom(); from != 0 && from <= p.index {
+		return commitPoint{}, false
+	}
+	return *p, true
 }
 
 // deferrable reports whether es, which raft is storing now, may be stored deferred. Raft

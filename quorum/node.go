@@ -70,6 +70,9 @@ type Config struct {
 	// wrapDeferring, if set (tests only), wraps the store the leader's deferred writes
 	// go through, to hold their durability back.
 	wrapDeferring func(deferringStore) deferringStore
+	// noCommitNotices (tests only) keeps the leader's streams from sending commit
+	// notices, so a test sees what durable notices do alone.
+	noCommitNotices bool
 }
 
 // Peer is one cluster member: ZooKeeper's server.N line.
@@ -153,6 +156,7 @@ type Node struct {
 	// the notices this member gets (commit_notice.go).
 	commits commitSubs
 	catch   *catchUp
+	lead    *leaderLog
 	// conns numbers the client connections' Streams; it starts at the clock, so a
 	// restarted member never reuses a number its previous run gave.
 	conns atomic.Uint64
@@ -216,9 +220,16 @@ func Open(cfg Config) (*Node, error) {
 	fsm := NewFSM(cfg.Tree)
 	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes()}
 	n.conns.Store(uint64(time.Now().UnixNano()))
+	n.lead = lead
+	if dn, ok := store.Log.(interface{ OnDurable(func()) }); ok && lead.store != nil {
+		// The peer streams tell the voting followers (durable_notice.go).
+		dn.OnDurable(n.commits.notify)
+	}
 	logs := &noticedLogs{recentLogs: cache, lead: lead}
-	n.catch = newCatchUp(fsm, writingOrStored{logs})
+	n.catch = newCatchUp(fsm, writingOrStored{logs}, logs.recentLogs,
+		func() uint64 { return n.raft.CurrentTerm() }, func() uint64 { i, _ := cache.LastIndex(); return i })
 	logs.arrived = n.catch.arrived
+	logs.stored = n.catch.stored
 	if len(cfg.Peers) > 0 {
 		fsm.commitNoticed = n.commits.notify
 	}

@@ -103,13 +103,13 @@ func TestApplyCommittedAheadOfRaft(t *testing.T) {
 	if err := logs.StoreLogs(es[:3]); err != nil {
 		t.Fatal(err)
 	}
-	if f.applyCommitted(logs, 4, 2) {
+	if f.applyCommitted(logs, 4, 2, &f.noticeApplied) {
 		t.Fatal("applied up to an entry the log does not hold")
 	}
-	if f.applyCommitted(logs, 3, 1) || f.LastZxid() != 0 {
+	if f.applyCommitted(logs, 3, 1, &f.noticeApplied) || f.LastZxid() != 0 {
 		t.Fatal("applied an entry whose term differs from the notice's")
 	}
-	if !f.applyCommitted(logs, 3, 2) || f.LastZxid() != 3 || f.EarlyApplied() != 3 {
+	if !f.applyCommitted(logs, 3, 2, &f.noticeApplied) || f.LastZxid() != 3 || f.EarlyApplied() != 3 {
 		t.Fatalf("after the notice: zxid %d, early %d", f.LastZxid(), f.EarlyApplied())
 	}
 	before, _ := digest(f)
@@ -123,7 +123,7 @@ func TestApplyCommittedAheadOfRaft(t *testing.T) {
 		t.Fatal("raft's apply changed the state again")
 	}
 	logs.StoreLogs(es[3:])
-	if !f.applyCommitted(logs, 5, 2) || f.LastZxid() != 4 {
+	if !f.applyCommitted(logs, 5, 2, &f.noticeApplied) || f.LastZxid() != 4 {
 		t.Fatalf("the next notice (ending on a barrier): zxid %d", f.LastZxid())
 	}
 	if r := f.Apply(es[3]).(*Result); r.Zxid != 4 {
@@ -176,7 +176,7 @@ func TestNoticedCommitAppliedWhileItsEntryIsWritten(t *testing.T) {
 	f := NewFSM(datatree.Options{ExtendedTypes: true})
 	disk := &slowDisk{InmemStore: raft.NewInmemStore(), release: make(chan struct{})}
 	logs := &noticedLogs{recentLogs: newRecentLogs(disk, 16, recentLogsMaxBytes)}
-	catch := newCatchUp(f, writingOrStored{logs})
+	catch := newCatchUp(f, writingOrStored{logs}, logs.recentLogs, func() uint64 { return 0 }, func() uint64 { return 0 })
 	logs.arrived = catch.arrived
 	done := make(chan struct{})
 	defer close(done)
@@ -232,7 +232,7 @@ func TestApplyCommittedKeepsTheLogCacheIntact(t *testing.T) {
 	}
 	early := NewFSM(datatree.Options{ExtendedTypes: true})
 	early.appliedIndex.Store(2)
-	if !early.applyCommitted(cache, es[len(es)-1].Index, 1) {
+	if !early.applyCommitted(cache, es[len(es)-1].Index, 1, &early.noticeApplied) {
 		t.Fatal("the noticed entries were not applied")
 	}
 	plain := NewFSM(datatree.Options{ExtendedTypes: true})

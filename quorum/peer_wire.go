@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -29,6 +30,9 @@ import (
 // Leader to member:
 //
 //	'C' commit   index uint64, term uint64: the last command applied there (so committed)
+//	'D' durable  index uint64, term uint64: the leader's log is durable up to this entry
+//	             of its own term (sent only to a voter of a three-voter membership; see
+//	             durable_notice.go)
 //	'R' refused  conn uint64, seq uint64, code byte, text: a proposal that failed there
 //	             (codes in refusals; text only for refusedOther)
 //	'L' left     no body: the member no longer leads; it refuses what comes after
@@ -37,6 +41,7 @@ const (
 	framePings   byte = 'P'
 	frameQuery   byte = 'Q'
 	frameCommit  byte = 'C'
+	frameDurable byte = 'D'
 	frameRefused byte = 'R'
 	frameLeft    byte = 'L'
 )
@@ -133,6 +138,7 @@ func (n *Node) servePeer(c net.Conn) {
 	proposals := make(chan proposal, 1024)
 	refused := make(chan []byte, 64)
 	done := make(chan struct{})
+	var member atomic.Pointer[string] // the member's id, from its pings
 	var started bool
 	defer func() {
 		close(done)
@@ -164,7 +170,7 @@ func (n *Node) servePeer(c net.Conn) {
 				}
 			}
 		}()
-		go n.writePeer(c, refused, done)
+		go n.writePeer(c, &member, refused, done)
 	}
 	refusing := false
 	br := bufio.NewReader(c)
@@ -192,7 +198,11 @@ func (n *Node) servePeer(c net.Conn) {
 			if len(p) < 1 || len(p) < 1+int(p[0]) {
 				return
 			}
-			n.learnerSeen(string(p[1 : 1+int(p[0])]))
+			id := string(p[1 : 1+int(p[0])])
+			if m := member.Load(); m == nil || *m != id {
+				member.Store(&id)
+			}
+			n.learnerSeen(id)
 			for p = p[1+int(p[0]):]; len(p) >= 12; p = p[12:] {
 				n.duties.touch(int64(binary.BigEndian.Uint64(p)), int32(binary.BigEndian.Uint32(p[8:])))
 			}
@@ -224,15 +234,15 @@ func (n *Node) servePeer(c net.Conn) {
 	}
 }
 
-// writePeer writes the refusals and the commit notices of one member's stream, and
-// once that this member no longer leads, flushing when nothing more is ready, with a
-// deadline on every flush.
-func (n *Node) writePeer(c net.Conn, refused <-chan []byte, done <-chan struct{}) {
+// writePeer writes the refusals, the commit notices and the durable notices of one
+// member's stream, and once that this member no longer leads, flushing when nothing more
+// is ready, with a deadline on every flush.
+func (n *Node) writePeer(c net.Conn, member *atomic.Pointer[string], refused <-chan []byte, done <-chan struct{}) {
 	notices := n.commits.subscribe()
 	defer n.commits.unsubscribe(notices)
 	notices <- struct{}{} // the commit point now, for a member that just connected
 	bw := bufio.NewWriter(c)
-	var sent uint64
+	var sent, sentDurable uint64
 	leading := n.IsLeader()
 	for {
 		select {
@@ -251,14 +261,19 @@ func (n *Node) writePeer(c net.Conn, refused <-chan []byte, done <-chan struct{}
 					return
 				}
 			}
+			if p, ok := n.durableNotice(member, sentDurable); ok {
+				sentDurable = p.index
+				if writePoint(bw, frameDurable, p) != nil {
+					c.Close()
+					return
+				}
+			}
 			index, term := n.FSM.Committed()
-			if index <= sent {
+			if index <= sent || n.cfg.noCommitNotices {
 				break
 			}
 			sent = index
-			msg := binary.BigEndian.AppendUint64(make([]byte, 0, 16), index)
-			msg = binary.BigEndian.AppendUint64(msg, term)
-			if writeFrame(bw, frameCommit, msg) != nil {
+			if writePoint(bw, frameCommit, commitPoint{index: index, term: term}) != nil {
 				c.Close()
 				return
 			}
@@ -271,6 +286,14 @@ func (n *Node) writePeer(c net.Conn, refused <-chan []byte, done <-chan struct{}
 			}
 		}
 	}
+}
+
+// writePoint writes a commit or durable notice.
+func writePoint(w *bufio.Writer, kind byte, p commitPoint) error {
+	var msg [16]byte
+	binary.BigEndian.PutUint64(msg[:], p.index)
+	binary.BigEndian.PutUint64(msg[8:], p.term)
+	return writeFrame(w, kind, msg[:])
 }
 
 // clusterFormed asks the other configured members whether any of them already holds a

@@ -1,0 +1,93 @@
+package quorum
+
+import (
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+)
+
+// Durable notices: how a follower of a three-voter membership learns a commit without
+// waiting for the leader to count it. The leader stores its batch while the batch
+// travels (leader_log.go); when its fdatasync returns it tells each voting follower, on
+// the peer stream, the (index, term) its log is durable up to. A follower whose own log
+// holds that entry, durably and with that term, while its current term is that term,
+// knows the entry is on two of the three voters' disks, both of which took it in that
+// term: committed, by the rule raft's leader uses for its own term's entries (the
+// package doc says why, and why a membership change in flight does not break it). It
+// then applies up to it, as on a commit notice, without the round trip of its answer to
+// the leader and the leader's commit, apply and commit notice: a member applies a write
+// about when its own fdatasync returns.
+//
+// A follower reads only what its log store has stored (not the batch raft is writing, as
+// commit notices may): a follower's store returns once its frame is durable, and an
+// entry is readable only after that, so an entry read here is durable on this member.
+
+// durableNotice is the durable point the leader sends on member's stream, if there is a
+// newer one than sent: only while it leads a membership of exactly three voters of which
+// it and the member are two.
+func (n *Node) durableNotice(member *atomic.Pointer[string], sent uint64) (commitPoint, bool) {
+	id := member.Load()
+	if id == nil || !n.IsLeader() {
+		return commitPoint{}, false
+	}
+	p, ok := n.lead.durablePoint()
+	if !ok || p.index <= sent {
+		return commitPoint{}, false
+	}
+	if !threeVoters(n.raft.GetConfiguration().Configuration(), n.cfg.ID, *id) {
+		return commitPoint{}, false
+	}
+	return p, true
+}
+
+// threeVoters reports whether c has exactly three voters, a and b among them.
+func threeVoters(c raft.Configuration, a, b string) bool {
+	voters, found := 0, 0
+	for _, s := range c.Servers {
+		if s.Suffrage != raft.Voter {
+			continue
+		}
+		voters++
+		if id := string(s.ID); id == a || id == b {
+			found++
+		}
+	}
+	return voters == 3 && found == 2 && a != b
+}
+
+// leaderDurable takes a durable notice from the stream to the leader, on the stream's
+// reader, and applies at once what it lets this member apply.
+func (c *catchUp) leaderDurable(p commitPoint) {
+	c.mu.Lock()
+	if p.term > c.durable.term || (p.term == c.durable.term && p.index > c.durable.index) {
+		c.durable = p
+		c.durableIndex.Store(p.index)
+	}
+	c.mu.Unlock()
+	c.applyDurable()
+}
+
+// stored is told the last index of every batch this member stored as a follower, once
+// it is durable; it wakes the loop if the leader's durable point is past what is applied.
+func (c *catchUp) stored(last uint64) {
+	if c.durableIndex.Load() > c.fsm.appliedIndex.Load() {
+		c.signal()
+	}
+}
+
+// applyDurable applies up to the leader's durable point or this member's last stored
+// entry, whichever is lower, if that entry is there with the notice's term and that term
+// is this member's current term.
+func (c *catchUp) applyDurable() {
+	c.mu.Lock()
+	p := c.durable
+	c.mu.Unlock()
+	if p.index == 0 || p.term != c.term() {
+		return
+	}
+	idx := min(p.index, c.lastStored())
+	if idx <= c.fsm.appliedIndex.Load() {
+		return
+	}
+	c.fsm.applyCommitted(c.durableLogs, idx, p.term, &c.fsm.durableApplied)
+}
