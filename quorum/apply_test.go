@@ -83,7 +83,7 @@ func TestApplyBatchMatchesOneByOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	const noticed = 20 // a notice ahead of raft: the first batches are partly applied
-	if !batched.applyCommitted(store, noticed, 1, &batched.noticeApplied) {
+	if !batched.applyCommitted(store, noticed, 1, nil, nil) {
 		t.Fatal("the noticed entries were not applied")
 	}
 	got := map[uint64]interface{}{}

@@ -61,7 +61,10 @@ func (f *FSM) DurableApplied() uint64 { return f.durableApplied.Load() }
 // committed ones). It reports false when that entry is not there yet, or not with that
 // term: a later store of entries tries again. The entries go to applyRun in runs of
 // up to applyHold, read from the log as they are applied.
-func (f *FSM) applyCommitted(logs logReader, index, term uint64, count *atomic.Uint64) bool {
+//
+// count, if not nil, counts the commands applied; valid, if not nil, is asked once the
+// entry at index is read, and nothing is applied unless it says yes.
+func (f *FSM) applyCommitted(logs logReader, index, term uint64, count *atomic.Uint64, valid func() bool) bool {
 	if index <= f.appliedIndex.Load() {
 		return true
 	}
@@ -71,6 +74,9 @@ func (f *FSM) applyCommitted(logs logReader, index, term uint64, count *atomic.U
 	// entry's bytes, and a later read into the same raft.Log would write over them.
 	noticed := new(raft.Log)
 	if err := logs.GetLog(index, noticed); err != nil || noticed.Term != term {
+		return false
+	}
+	if valid != nil && !valid() {
 		return false
 	}
 	from := f.appliedIndex.Load() + 1
@@ -109,7 +115,9 @@ func (f *FSM) applyEarly(run []*raft.Log, count *atomic.Uint64) {
 		}
 	}
 	f.earlyApplied.Add(n)
-	count.Add(n)
+	if count != nil {
+		count.Add(n)
+	}
 }
 
 // catchUp is a member's side of commit notices: it keeps the newest notice and applies
@@ -151,7 +159,7 @@ func (c *catchUp) notice(p commitPoint) {
 		c.wantIndex.Store(p.index)
 	}
 	c.mu.Unlock()
-	if !c.fsm.applyCommitted(c.logs, p.index, p.term, &c.fsm.noticeApplied) {
+	if !c.fsm.applyCommitted(c.logs, p.index, p.term, nil, nil) {
 		c.signal()
 	}
 }
@@ -181,7 +189,7 @@ func (c *catchUp) run(done <-chan struct{}) {
 		c.mu.Lock()
 		p := c.want
 		c.mu.Unlock()
-		c.fsm.applyCommitted(c.logs, p.index, p.term, &c.fsm.noticeApplied)
+		c.fsm.applyCommitted(c.logs, p.index, p.term, nil, nil)
 		c.applyDurable()
 	}
 }

@@ -100,7 +100,7 @@
 // (durable_notice.go). When the leader's syncer has made its newest deferred batch
 // durable, the leader sends the (index, term) of that batch's last entry on the stream
 // of each follower, if its membership has exactly three voters and that follower is one
-// of them. A follower applies up to the lower of that index and its own last stored
+// of them, and the batch is of the term it leads in now. A follower applies up to the lower of that index and its own last stored
 // entry, if the entry there has the notice's term and that term is its current term:
 //
 //   - The entry is then on two voters' disks: the leader's (the notice says so, and a
@@ -122,7 +122,8 @@
 //     entry are committed with it. Observers (non-voters) get no durable notices.
 //   - A member that took the entry from a later leader (the situation of the Raft
 //     paper's Figure 8, an old entry replicated by a newer term) has a current term
-//     above the entry's, and ignores the notice.
+//     above the entry's, and ignores the notice; the term is checked again once the
+//     entry is read, under the apply lock.
 //
 // With five voters a leader and one follower are not a majority; commit notices alone
 // serve there. A follower applies on whichever notice comes first.

@@ -22,16 +22,18 @@ import (
 // commit notices may): a follower's store returns once its frame is durable, and an
 // entry is readable only after that, so an entry read here is durable on this member.
 
-// durableNotice is the durable point the leader sends on member's stream, if there is a
-// newer one than sent: only while it leads a membership of exactly three voters of which
+// durableNotice is the durable point the leader sends on member's stream, if it is not
+// the one sent last: only while it leads a membership of exactly three voters of which
 // it and the member are two.
-func (n *Node) durableNotice(member *atomic.Pointer[string], sent uint64) (commitPoint, bool) {
+func (n *Node) durableNotice(member *atomic.Pointer[string], sent commitPoint) (commitPoint, bool) {
 	id := member.Load()
 	if id == nil || !n.IsLeader() {
 		return commitPoint{}, false
 	}
 	p, ok := n.lead.durablePoint()
-	if !ok || p.index <= sent {
+	// Only a point of the term it leads in now: the newest deferred batch may be from an
+	// earlier time it led, whose entries a leader between could have replaced.
+	if !ok || p == sent || p.term != n.raft.CurrentTerm() {
 		return commitPoint{}, false
 	}
 	if !threeVoters(n.raft.GetConfiguration().Configuration(), n.cfg.ID, *id) {
@@ -89,5 +91,7 @@ func (c *catchUp) applyDurable() {
 	if idx <= c.fsm.appliedIndex.Load() {
 		return
 	}
-	c.fsm.applyCommitted(c.durableLogs, idx, p.term, &c.fsm.durableApplied)
+	// The term is checked again once the entry is read, under the apply lock: a member
+	// whose term moved on meanwhile may hold it from a later leader (Figure 8).
+	c.fsm.applyCommitted(c.durableLogs, idx, p.term, &c.fsm.durableApplied, func() bool { return c.term() == p.term })
 }

@@ -165,21 +165,38 @@ func writeOneByOne(t *testing.T, nodes map[string]*Node, count int, wait time.Du
 	return leader, all
 }
 
-// In a three-voter cluster a follower applies a write on the leader's durable notice:
-// with no commit notices and raft's own commit news held back until the next entry,
-// every lone write still reaches every follower, each applied on a durable notice.
+// In a three-voter cluster a follower applies a write on the leader's durable notice,
+// which its fdatasync sends: with the leader's own apply held (so it sends no commit
+// notice and wakes no stream on an apply), no commit notices at all, and raft's commit
+// news held back until the next entry, each lone write still reaches both followers
+// before the leader applies it.
 func TestFollowersApplyOnDurableNotices(t *testing.T) {
 	nodes := noticeCluster(t, 3)
-	leader, all := writeOneByOne(t, nodes, 10, 10*time.Second)
+	leader, all := writeOneByOne(t, nodes, 1, 10*time.Second)
 	if !all {
-		t.Fatal("a follower did not apply a lone write without commit notices")
+		t.Fatal("the session was not applied everywhere")
+	}
+	for i := range 5 {
+		leader.FSM.applyMu.Lock()
+		before := leader.FSM.LastZxid()
+		f := leader.Propose(&Entry{Session: 0x77, Op: jute.OpCreate, Time: 3,
+			Req: &jute.CreateRequest{Path: fmt.Sprintf("/held%d", i), Acl: open}})
+		for id, n := range nodes {
+			if n != leader && !n.FSM.WaitApplied(before+1, 10*time.Second) {
+				t.Errorf("write %d: follower %s did not apply it while the leader's apply was held", i, id)
+			}
+		}
+		leader.FSM.applyMu.Unlock()
+		if err := f.Error(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for id, n := range nodes {
 		if n == leader {
 			continue
 		}
-		if d := n.FSM.DurableApplied(); d < 10 {
-			t.Errorf("follower %s applied %d commands on durable notices, want at least 10", id, d)
+		if d := n.FSM.DurableApplied(); d < 5 {
+			t.Errorf("follower %s applied %d commands on durable notices, want at least 5", id, d)
 		}
 	}
 }

@@ -68,8 +68,8 @@ type FSM struct {
 	appliedIndex atomic.Uint64
 	early        []earlyResult
 	earlyApplied atomic.Uint64
-	// Of those, the ones a commit notice allowed and the ones a durable notice did.
-	noticeApplied, durableApplied atomic.Uint64
+	// Of those, the ones a durable notice allowed.
+	durableApplied atomic.Uint64
 	// In a cluster, committed is the (index, term) of the last command applied, which is
 	// committed, and commitNoticed is told of it (the leader passes it on to the members);
 	// a standalone server keeps neither.

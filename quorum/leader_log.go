@@ -41,12 +41,19 @@ type leaderLog struct {
 	// stored is the last entry of the newest batch stored deferred: an entry of the
 	// leader's own term (durablePoint).
 	stored atomic.Pointer[commitPoint]
+	// onDurable wakes the peer streams' writers when a deferred batch is durable.
+	onDurable func()
 }
 
-// storedDeferred records es, just stored deferred, as the newest deferred batch.
+// storedDeferred records es, just stored deferred, as the newest deferred batch. If its
+// fdatasync returned already, the syncer's call of onDurable came before the record,
+// so it is made again here.
 func (l *leaderLog) storedDeferred(es []*raft.Log) {
 	last := es[len(es)-1]
 	l.stored.Store(&commitPoint{index: last.Index, term: last.Term})
+	if _, ok := l.durablePoint(); ok && l.onDurable != nil {
+		l.onDurable()
+	}
 }
 
 // durablePoint is the last entry of the newest deferred batch if it is durable: this

@@ -223,7 +223,8 @@ func Open(cfg Config) (*Node, error) {
 	n.lead = lead
 	if dn, ok := store.Log.(interface{ OnDurable(func()) }); ok && lead.store != nil {
 		// The peer streams tell the voting followers (durable_notice.go).
-		dn.OnDurable(n.commits.notify)
+		lead.onDurable = n.commits.notify
+		dn.OnDurable(lead.onDurable)
 	}
 	logs := &noticedLogs{recentLogs: cache, lead: lead}
 	n.catch = newCatchUp(fsm, writingOrStored{logs}, logs.recentLogs,

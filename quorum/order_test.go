@@ -103,13 +103,13 @@ func TestApplyCommittedAheadOfRaft(t *testing.T) {
 	if err := logs.StoreLogs(es[:3]); err != nil {
 		t.Fatal(err)
 	}
-	if f.applyCommitted(logs, 4, 2, &f.noticeApplied) {
+	if f.applyCommitted(logs, 4, 2, nil, nil) {
 		t.Fatal("applied up to an entry the log does not hold")
 	}
-	if f.applyCommitted(logs, 3, 1, &f.noticeApplied) || f.LastZxid() != 0 {
+	if f.applyCommitted(logs, 3, 1, nil, nil) || f.LastZxid() != 0 {
 		t.Fatal("applied an entry whose term differs from the notice's")
 	}
-	if !f.applyCommitted(logs, 3, 2, &f.noticeApplied) || f.LastZxid() != 3 || f.EarlyApplied() != 3 {
+	if !f.applyCommitted(logs, 3, 2, nil, nil) || f.LastZxid() != 3 || f.EarlyApplied() != 3 {
 		t.Fatalf("after the notice: zxid %d, early %d", f.LastZxid(), f.EarlyApplied())
 	}
 	before, _ := digest(f)
@@ -123,7 +123,7 @@ func TestApplyCommittedAheadOfRaft(t *testing.T) {
 		t.Fatal("raft's apply changed the state again")
 	}
 	logs.StoreLogs(es[3:])
-	if !f.applyCommitted(logs, 5, 2, &f.noticeApplied) || f.LastZxid() != 4 {
+	if !f.applyCommitted(logs, 5, 2, nil, nil) || f.LastZxid() != 4 {
 		t.Fatalf("the next notice (ending on a barrier): zxid %d", f.LastZxid())
 	}
 	if r := f.Apply(es[3]).(*Result); r.Zxid != 4 {
@@ -232,7 +232,7 @@ func TestApplyCommittedKeepsTheLogCacheIntact(t *testing.T) {
 	}
 	early := NewFSM(datatree.Options{ExtendedTypes: true})
 	early.appliedIndex.Store(2)
-	if !early.applyCommitted(cache, es[len(es)-1].Index, 1, &early.noticeApplied) {
+	if !early.applyCommitted(cache, es[len(es)-1].Index, 1, nil, nil) {
 		t.Fatal("the noticed entries were not applied")
 	}
 	plain := NewFSM(datatree.Options{ExtendedTypes: true})

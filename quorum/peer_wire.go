@@ -201,6 +201,7 @@ func (n *Node) servePeer(c net.Conn) {
 			id := string(p[1 : 1+int(p[0])])
 			if m := member.Load(); m == nil || *m != id {
 				member.Store(&id)
+				n.commits.notify() // the writer may send a durable notice now
 			}
 			n.learnerSeen(id)
 			for p = p[1+int(p[0]):]; len(p) >= 12; p = p[12:] {
@@ -242,7 +243,8 @@ func (n *Node) writePeer(c net.Conn, member *atomic.Pointer[string], refused <-c
 	defer n.commits.unsubscribe(notices)
 	notices <- struct{}{} // the commit point now, for a member that just connected
 	bw := bufio.NewWriter(c)
-	var sent, sentDurable uint64
+	var sent uint64
+	var sentDurable commitPoint
 	leading := n.IsLeader()
 	for {
 		select {
@@ -262,7 +264,7 @@ func (n *Node) writePeer(c net.Conn, member *atomic.Pointer[string], refused <-c
 				}
 			}
 			if p, ok := n.durableNotice(member, sentDurable); ok {
-				sentDurable = p.index
+				sentDurable = p
 				if writePoint(bw, frameDurable, p) != nil {
 					c.Close()
 					return
