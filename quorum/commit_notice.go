@@ -144,7 +144,8 @@ type catchUp struct {
 }
 
 // newCatchUp makes a member's catch-up; logs is its view for commit notices, stored
-// the log as stored, term and lastStored raft's current term and last index.
+// the log as stored, term raft's current term and lastStored the stored log's last
+// index.
 func newCatchUp(fsm *FSM, logs, stored logReader, term, lastStored func() uint64) *catchUp {
 	return &catchUp{fsm: fsm, logs: logs, durableLogs: stored, term: term, lastStored: lastStored, wake: make(chan struct{}, 1)}
 }
@@ -210,7 +211,7 @@ type logReader interface {
 type noticedLogs struct {
 	*recentLogs
 	arrived func(last uint64)
-	stored  func(last uint64)           // a batch stored durably (not deferred)
+	stored  func()                      // a batch was stored durably (not deferred)
 	writing atomic.Pointer[[]*raft.Log] // the batch being stored, nil between batches
 	lead    *leaderLog
 }
@@ -241,7 +242,7 @@ func (l *noticedLogs) StoreLogs(es []*raft.Log) error {
 		return err
 	}
 	if l.stored != nil {
-		l.stored(es[len(es)-1].Index)
+		l.stored()
 	}
 	return nil
 }

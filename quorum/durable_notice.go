@@ -69,9 +69,10 @@ func (c *catchUp) leaderDurable(p commitPoint) {
 	c.applyDurable()
 }
 
-// stored is told the last index of every batch this member stored as a follower, once
-// it is durable; it wakes the loop if the leader's durable point is past what is applied.
-func (c *catchUp) stored(last uint64) {
+// stored is told of every batch this member stored durably (as a follower), once its
+// store returned; it wakes the loop if the leader's durable point is past what is
+// applied.
+func (c *catchUp) stored() {
 	if c.durableIndex.Load() > c.fsm.appliedIndex.Load() {
 		c.signal()
 	}
