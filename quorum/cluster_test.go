@@ -305,15 +305,24 @@ func TestPingDoesNotTrackAClosedSession(t *testing.T) {
 		}
 		return r
 	}
+	// The tracker hears of an applied entry right after the apply wakes zxid waiters,
+	// so its state is waited for too.
+	trackedSoon := func(want bool) bool {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if _, ok := tracked(id); ok == want || time.Now().After(deadline) {
+				return ok
+			}
+		}
+	}
 	proposeSeen(&Entry{Session: id, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: timeout, Password: make([]byte, 16)}})
-	if _, ok := tracked(id); !ok {
+	if !trackedSoon(true) {
 		t.Fatal("a session created through a follower is not tracked by the leader")
 	}
 	follower.Touch(id, timeout) // the closeSession frame, read before it is proposed
 	if r := proposeSeen(&Entry{Session: id, Op: jute.OpCloseSession}); r.Err != jute.OK {
 		t.Fatalf("close session: %v", r.Err)
 	}
-	if _, ok := tracked(id); ok {
+	if trackedSoon(false) {
 		t.Fatal("a closed session is still tracked")
 	}
 	// The follower's next ping names the closed session. Pings and proposals share the
