@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -16,22 +15,10 @@ import (
 // of the notice's term, while that term is its current one, and never past the leader's
 // durable point.
 func TestDurableNoticeAppliesOnlyDurableEntriesOfTheCurrentTerm(t *testing.T) {
-	f := NewFSM(datatree.Options{ExtendedTypes: true})
-	disk := &slowDisk{InmemStore: raft.NewInmemStore(), release: make(chan struct{})}
-	logs := &noticedLogs{recentLogs: newRecentLogs(disk, 16, recentLogsMaxBytes)}
 	var term atomic.Uint64
 	term.Store(2)
-	lastStored := func() uint64 { i, _ := logs.recentLogs.LastIndex(); return i }
-	catch := newCatchUp(f, writingOrStored{logs}, logs.recentLogs, term.Load, lastStored)
-	logs.arrived, logs.stored = catch.arrived, catch.stored
-	done := make(chan struct{})
-	defer close(done)
-	go catch.run(done)
-
-	var es []*raft.Log
-	for i, e := range entries()[:6] {
-		es = append(es, &raft.Log{Index: uint64(i + 1), Term: 2, Type: raft.LogCommand, Data: e.Marshal()})
-	}
+	f, disk, logs, catch := slowCatchUp(t, term.Load)
+	es := commandLogs(6)
 	store := func(batch []*raft.Log) {
 		t.Helper()
 		stored := make(chan error, 1)

@@ -289,9 +289,9 @@ func (fw *forwarder) readFrom(st *peerStream) {
 		}
 		switch {
 		case b[0] == frameCommit && len(b) == 17:
-			fw.n.catch.notice(commitPoint{index: binary.BigEndian.Uint64(b[1:]), term: binary.BigEndian.Uint64(b[9:])})
+			fw.n.catch.notice(readPoint(b))
 		case b[0] == frameDurable && len(b) == 17:
-			fw.n.catch.leaderDurable(commitPoint{index: binary.BigEndian.Uint64(b[1:]), term: binary.BigEndian.Uint64(b[9:])})
+			fw.n.catch.leaderDurable(readPoint(b))
 		case b[0] == frameLeft && len(b) == 1:
 			st.leave()
 			fw.wakeDialer()

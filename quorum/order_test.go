@@ -95,11 +95,7 @@ func TestEntryFormats(t *testing.T) {
 func TestApplyCommittedAheadOfRaft(t *testing.T) {
 	f := NewFSM(datatree.Options{ExtendedTypes: true})
 	logs := raft.NewInmemStore()
-	var es []*raft.Log
-	for i, e := range entries()[:4] {
-		es = append(es, &raft.Log{Index: uint64(i + 1), Term: 2, Type: raft.LogCommand, Data: e.Marshal()})
-	}
-	es = append(es, &raft.Log{Index: 5, Term: 2, Type: raft.LogBarrier})
+	es := append(commandLogs(4), &raft.Log{Index: 5, Term: 2, Type: raft.LogBarrier})
 	if err := logs.StoreLogs(es[:3]); err != nil {
 		t.Fatal(err)
 	}
@@ -170,21 +166,36 @@ func (d *slowDisk) StoreLogs(es []*raft.Log) error {
 	return d.InmemStore.StoreLogs(es)
 }
 
-// A member applies a noticed commit from the batch raft is still writing: it does not
-// wait for its own fsync, whose time it would otherwise serve reads without the commit.
-func TestNoticedCommitAppliedWhileItsEntryIsWritten(t *testing.T) {
+// slowCatchUp is a member's catch-up over a log on a slowDisk, its loop running until
+// the test ends; term is the member's current term.
+func slowCatchUp(t *testing.T, term func() uint64) (*FSM, *slowDisk, *noticedLogs, *catchUp) {
+	t.Helper()
 	f := NewFSM(datatree.Options{ExtendedTypes: true})
 	disk := &slowDisk{InmemStore: raft.NewInmemStore(), release: make(chan struct{})}
 	logs := &noticedLogs{recentLogs: newRecentLogs(disk, 16, recentLogsMaxBytes)}
-	catch := newCatchUp(f, writingOrStored{logs}, logs.recentLogs, func() uint64 { return 0 }, func() uint64 { return 0 })
-	logs.arrived = catch.arrived
+	lastStored := func() uint64 { i, _ := logs.recentLogs.LastIndex(); return i }
+	catch := newCatchUp(f, writingOrStored{logs}, logs.recentLogs, term, lastStored)
+	logs.arrived, logs.stored = catch.arrived, catch.stored
 	done := make(chan struct{})
-	defer close(done)
+	t.Cleanup(func() { close(done) })
 	go catch.run(done)
+	return f, disk, logs, catch
+}
+
+// commandLogs are the first n of entries() as raft log entries of term 2, from index 1.
+func commandLogs(n int) []*raft.Log {
 	var es []*raft.Log
-	for i, e := range entries()[:3] {
+	for i, e := range entries()[:n] {
 		es = append(es, &raft.Log{Index: uint64(i + 1), Term: 2, Type: raft.LogCommand, Data: e.Marshal()})
 	}
+	return es
+}
+
+// A member applies a noticed commit from the batch raft is still writing: it does not
+// wait for its own fsync, whose time it would otherwise serve reads without the commit.
+func TestNoticedCommitAppliedWhileItsEntryIsWritten(t *testing.T) {
+	f, disk, logs, catch := slowCatchUp(t, func() uint64 { return 2 })
+	es := commandLogs(3)
 	catch.notice(commitPoint{index: 2, term: 2}) // before the entries arrive, as it may
 	stored := make(chan error, 1)
 	go func() { stored <- logs.StoreLogs(es) }()

@@ -298,6 +298,12 @@ func writePoint(w *bufio.Writer, kind byte, p commitPoint) error {
 	return writeFrame(w, kind, msg[:])
 }
 
+// readPoint is the point a notice frame b (its kind byte, then writePoint's 16 bytes)
+// carries.
+func readPoint(b []byte) commitPoint {
+	return commitPoint{index: binary.BigEndian.Uint64(b[1:]), term: binary.BigEndian.Uint64(b[9:])}
+}
+
 // clusterFormed asks the other configured members whether any of them already holds a
 // Raft state. A new server whose cluster exists must not bootstrap one of its own: it
 // waits to be added (it was started for a reconfig -add, or its data dir was wiped).
