@@ -61,12 +61,14 @@ verify-jute:
 verify-layers:
 	./.ci/verify-layers
 
-# zkraft vs Apache ZooKeeper 3.8, same machine, same run.
+# zkraft vs Apache ZooKeeper 3.8, same machine, same run; then zkraft's own allocations
+# per write (server/write_bench_test.go).
 bench: deps build
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi
 	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
 	./$(BIN)/zkbench --targets zkraft,zookeeper --snapshot-tail 100000,1000000
+	$(GO) test ./server -run '^$$' -bench Write -benchmem -benchtime 5000x
 
 # Storage with large trees alone (make bench runs it after the workloads): load, RSS, the
 # longest write during snapshots, snapshot size, restart after kill -9; 100k and 1M znodes.

@@ -71,6 +71,10 @@ type Decoder struct {
 // NewDecoder reads from b.
 func NewDecoder(b []byte) *Decoder { return &Decoder{buf: b} }
 
+// Reset makes d read from b, as NewDecoder(b) would, so that a reader of many frames
+// can keep one Decoder.
+func (d *Decoder) Reset(b []byte) { *d = Decoder{buf: b} }
+
 // Remaining is the number of unread bytes.
 func (d *Decoder) Remaining() int { return len(d.buf) - d.off }
 

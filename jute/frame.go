@@ -15,13 +15,19 @@ func (e *ErrFrameTooLarge) Error() string {
 }
 
 // ReadFrame reads one length-prefixed frame into buf (grown as needed, never past max)
-// and returns the payload. The length is checked before anything is allocated.
+// and returns the payload. The length is checked before the payload's room is allocated.
+// The length prefix is read into buf too, so a reader that passes back the frame it got
+// reads the next one without allocating.
 func ReadFrame(r io.Reader, buf []byte, max int) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+	hdr := buf[:0]
+	if cap(hdr) < 4 {
+		hdr = make([]byte, 0, 4)
+	}
+	hdr = hdr[:4]
+	if _, err := io.ReadFull(r, hdr); err != nil {
 		return nil, err
 	}
-	n := int(int32(binary.BigEndian.Uint32(hdr[:])))
+	n := int(int32(binary.BigEndian.Uint32(hdr)))
 	if n < 0 || n > max {
 		return nil, &ErrFrameTooLarge{Len: n, Max: max}
 	}
@@ -46,4 +52,22 @@ func AppendFrame(dst []byte, rs ...Record) []byte {
 	}
 	binary.BigEndian.PutUint32(e.Buf[start:], uint32(len(e.Buf)-start-4))
 	return e.Buf
+}
+
+// AppendReply appends a reply's frame to dst: a ReplyHeader of xid, zxid and code, then
+// body unless it is nil. It writes what AppendFrame(dst, &ReplyHeader{...}, body) writes,
+// without allocating the header: a server answers every request through it.
+func AppendReply(dst []byte, xid int32, zxid int64, code int32, body Record) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(xid))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(zxid))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(code))
+	if body != nil {
+		e := &Encoder{Buf: dst}
+		body.Encode(e)
+		dst = e.Buf
+	}
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
 }

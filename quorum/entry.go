@@ -1,8 +1,10 @@
 package quorum
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -107,10 +109,22 @@ func recordFor(op int32) (jute.Record, bool) {
 	return nil, false
 }
 
+// marshalScratch lends Marshal the encoders it writes into before copying the entry
+// out at its exact size: one allocation an entry, where growing a buffer took several.
+var marshalScratch = sync.Pool{New: func() any { return &jute.Encoder{Buf: make([]byte, 0, 512)} }}
+
+// marshalKeep is the largest scratch buffer given back to marshalScratch.
+const marshalKeep = 64 << 10
+
 // Marshal encodes e with its type byte.
 func (e *Entry) Marshal() []byte {
-	enc := &jute.Encoder{Buf: make([]byte, 0, 64)}
-	enc.Buf = append(enc.Buf, entryV2)
+	enc := marshalScratch.Get().(*jute.Encoder)
+	defer func() {
+		if cap(enc.Buf) <= marshalKeep {
+			marshalScratch.Put(enc)
+		}
+	}()
+	enc.Buf = append(enc.Buf[:0], entryV2)
 	enc.Long(e.Session)
 	enc.Int(e.Cxid)
 	enc.Long(e.Time)
@@ -126,7 +140,7 @@ func (e *Entry) Marshal() []byte {
 	if e.Req != nil {
 		e.Req.Encode(enc)
 	}
-	return enc.Buf
+	return bytes.Clone(enc.Buf)
 }
 
 // Where Marshal writes Time and Op, the header fields a leader sets on an entry a member

@@ -33,13 +33,17 @@ type conn struct {
 	// connection factory); cons, stat and the admin commands list them apart.
 	secure bool
 
-	out      *outbox       // encoded frames for the writer
-	pending  chan *pending // decoded requests, for the processor
-	proposed chan *pending // proposed writes and barriers, for the responder
-	inflight atomic.Int64  // writes proposed and not yet answered
-	closing  atomic.Bool   // this connection asked to close its session; it closes itself after the reply
-	done     chan struct{}
-	once     sync.Once
+	out *outbox // encoded frames for the writer
+	// wbufs and wb are the writer's: the frames of one writev, and what of them is
+	// left to write (kept here so that writing allocates nothing).
+	wbufs, wb net.Buffers
+	pending   chan *pending // decoded requests, for the processor
+	dec       jute.Decoder  // the reader's, reset for each frame
+	proposed  chan *pending // proposed writes and barriers, for the responder
+	inflight  atomic.Int64  // writes proposed and not yet answered
+	closing   atomic.Bool   // this connection asked to close its session; it closes itself after the reply
+	done      chan struct{}
+	once      sync.Once
 
 	sid     atomic.Int64
 	timeout int32 // negotiated, ms
@@ -102,11 +106,11 @@ func (c *conn) Caller() datatree.Caller {
 
 // Notify queues a watch notification; it never blocks.
 func (c *conn) Notify(ev *jute.WatcherEvent, zxid int64) {
-	c.send(jute.AppendFrame(nil, &jute.ReplyHeader{Xid: jute.XidNotification, Zxid: zxid}, ev))
+	c.send(replyFrame(jute.XidNotification, zxid, jute.OK, ev))
 }
 
 // send queues a frame without blocking; a client too far behind is disconnected.
-func (c *conn) send(frame []byte) {
+func (c *conn) send(frame *[]byte) {
 	if !c.out.push(frame) {
 		c.srv.log.Warn("closing slow client: too much queued for it", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()))
 		c.close(closedSlowClient)
@@ -204,7 +208,8 @@ func (c *conn) logReadErr(err error) {
 // decode turns a frame into a pending request; false closes the connection (a frame
 // too short for a request header).
 func (c *conn) decode(frame []byte) (*pending, bool) {
-	d := jute.NewDecoder(frame)
+	d := &c.dec
+	d.Reset(frame)
 	var h jute.RequestHeader
 	h.Decode(d)
 	if d.Err != nil {
@@ -413,7 +418,7 @@ func (c *conn) answer(p *pending, zxid int64, code jute.Code, body jute.Record) 
 }
 
 func (c *conn) reply(xid int32, zxid int64, code jute.Code, body jute.Record) {
-	c.send(jute.AppendFrame(nil, &jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: int32(code)}, body))
+	c.send(replyFrame(xid, zxid, code, body))
 }
 
 // framesWriter is a connection that writes a batch of frames its own way (secureConn:
@@ -441,11 +446,14 @@ func (c *conn) writeLoop() {
 		}
 		frames, closing := c.out.take()
 		if len(frames) > 0 {
+			for _, f := range frames {
+				c.wbufs = append(c.wbufs, *f)
+			}
 			// Each write that makes progress gets a fresh deadline: a slow reader is
 			// served, one that reads nothing for writeDeadline is closed.
-			for bufs := net.Buffers(frames); len(bufs) > 0; {
+			for c.wb = c.wbufs; len(c.wb) > 0; {
 				c.nc.SetWriteDeadline(time.Now().Add(writeDeadline))
-				n, err := writeFrames(c.nc, &bufs)
+				n, err := writeFrames(c.nc, &c.wb)
 				if err != nil && (n == 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
 					c.close(writeReason(err))
 					return
@@ -453,6 +461,12 @@ func (c *conn) writeLoop() {
 			}
 			c.sent.Add(int64(len(frames)))
 			c.srv.stats.sent.Add(int64(len(frames)))
+			clear(c.wbufs)
+			if c.wbufs = c.wbufs[:0]; cap(c.wbufs) > maxSpare {
+				c.wbufs = nil
+			}
+			releaseFrames(frames)
+			c.out.recycle(frames)
 		}
 		if closing {
 			c.close(closedAfterReply)

@@ -75,7 +75,8 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	c.bind(&resp)
 	c.srv.attach(resp.SessionId, c)
 	c.srv.node.Touch(resp.SessionId, resp.TimeOut)
-	c.out.push(jute.AppendFrame(nil, &resp))
+	f := jute.AppendFrame(nil, &resp)
+	c.out.push(&f)
 	return true
 }
 

@@ -9,26 +9,31 @@ const maxQueuedBytes = 32 << 20
 
 // outbox is a connection's queue of encoded frames for its writer. push never blocks;
 // the writer takes everything queued at once and writes it with one writev, so pipelined
-// replies and notifications share system calls. An empty outbox holds no memory.
+// replies and notifications share system calls. An empty outbox holds no frames, only
+// the small slice the writer gave back for the next pushes (recycle).
 type outbox struct {
 	mu      sync.Mutex
-	frames  [][]byte
+	frames  []*[]byte
+	spare   []*[]byte // given back by the writer, empty; the next take's queue
 	bytes   int
 	closing bool          // write what is queued, then close
 	wake    chan struct{} // capacity 1: the writer has something to do
 }
 
+// maxSpare is the longest queue slice an outbox keeps for reuse.
+const maxSpare = 16
+
 func newOutbox() *outbox { return &outbox{wake: make(chan struct{}, 1)} }
 
 // push queues f; false means the client is too far behind and must be dropped.
-func (o *outbox) push(f []byte) bool {
+func (o *outbox) push(f *[]byte) bool {
 	o.mu.Lock()
-	if o.bytes+len(f) > maxQueuedBytes {
+	if o.bytes+len(*f) > maxQueuedBytes {
 		o.mu.Unlock()
 		return false
 	}
 	o.frames = append(o.frames, f)
-	o.bytes += len(f)
+	o.bytes += len(*f)
 	o.mu.Unlock()
 	o.signal()
 	return true
@@ -50,10 +55,22 @@ func (o *outbox) signal() {
 }
 
 // take hands the writer everything queued, and whether to close after writing it.
-func (o *outbox) take() ([][]byte, bool) {
+func (o *outbox) take() ([]*[]byte, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	fs := o.frames
-	o.frames, o.bytes = nil, 0
+	o.frames, o.spare, o.bytes = o.spare, nil, 0
 	return fs, o.closing
+}
+
+// recycle takes back a slice take returned, once its frames are written, to queue later
+// frames in; a long one is left to the collector.
+func (o *outbox) recycle(fs []*[]byte) {
+	if cap(fs) > maxSpare {
+		return
+	}
+	clear(fs)
+	o.mu.Lock()
+	o.spare = fs[:0]
+	o.mu.Unlock()
 }

@@ -184,7 +184,8 @@ func (c *conn) readOnlyHandshake(req *jute.Connect) bool {
 	if !c.srv.attachLocal(c, resp.SessionId, resp.Passwd, resp.TimeOut) {
 		return false
 	}
-	c.out.push(jute.AppendFrame(nil, &resp))
+	f := jute.AppendFrame(nil, &resp)
+	c.out.push(&f)
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -14,7 +15,13 @@ import (
 
 // startServer runs an in-process server on a free loopback port with its data in a
 // temp dir, and stops it when the test ends.
-func startServer(t *testing.T, mod func(*Config)) *Server {
+func startServer(t testing.TB, mod func(*Config)) *Server {
+	t.Helper()
+	return startServerLogging(t, mod, nil)
+}
+
+// startServerLogging is startServer with the server's logger (nil: slog's default).
+func startServerLogging(t testing.TB, mod func(*Config), log *slog.Logger) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.ClientPort = 0
@@ -24,7 +31,7 @@ func startServer(t *testing.T, mod func(*Config)) *Server {
 	if mod != nil {
 		mod(&cfg)
 	}
-	s, err := New(cfg, nil)
+	s, err := New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// BenchmarkWrite drives setData and create through an in-process standalone server from
+// raw connections that allocate nothing per request, so allocs/op is the server's own
+// cost of a write (the fdatasync sets ns/op at one connection; at sixteen, writes share
+// log entries and fdatasyncs as they do under load). Run it with
+// `go test ./server -run '^$' -bench Write -benchmem`; docs/benchmarks.md keeps figures.
+func BenchmarkWrite(b *testing.B) {
+	for _, conns := range []int{1, 16} {
+		b.Run("setData/conns="+strconv.Itoa(conns), func(b *testing.B) {
+			benchWrites(b, conns, func(i int) jute.Record {
+				return &jute.SetDataRequest{Path: "/bench", Data: make([]byte, 100), Version: -1}
+			}, jute.OpSetData)
+		})
+		b.Run("create/conns="+strconv.Itoa(conns), func(b *testing.B) {
+			benchWrites(b, conns, func(i int) jute.Record {
+				return &jute.CreateRequest{Path: "/bench/n-", Data: make([]byte, 100), Acl: openACL, Flags: 2} // sequential
+			}, jute.OpCreate)
+		})
+	}
+}
+
+// benchWrites spreads b.N requests of op over conns connections, one in flight on each;
+// every request is encoded once, its xid rewritten in place.
+func benchWrites(b *testing.B, conns int, req func(int) jute.Record, op int32) {
+	s := startServerLogging(b, nil, slog.New(slog.DiscardHandler))
+	setup := dialBench(b, s.Addr().String())
+	setup.roundTrip(b, jute.AppendFrame(nil, &jute.RequestHeader{Xid: 1, Type: jute.OpCreate},
+		&jute.CreateRequest{Path: "/bench", Data: make([]byte, 100), Acl: openACL}))
+	clients := make([]*benchConn, conns)
+	for i := range clients {
+		clients[i] = dialBench(b, s.Addr().String())
+	}
+	frame := jute.AppendFrame(nil, &jute.RequestHeader{Xid: 1, Type: op}, req(0))
+	b.ReportAllocs()
+	b.ResetTimer()
+	done := make(chan error, conns)
+	for i, c := range clients {
+		n := b.N / conns
+		if i < b.N%conns {
+			n++
+		}
+		go func() {
+			f := append([]byte(nil), frame...)
+			for range n {
+				if err := c.roundTrip(nil, f); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range clients {
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+}
+
+// benchConn is a connected session that reuses one read buffer.
+type benchConn struct {
+	nc  net.Conn
+	br  *bufio.Reader
+	buf []byte
+	xid int32
+}
+
+func dialBench(b *testing.B, addr string) *benchConn {
+	b.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { nc.Close() })
+	c := &benchConn{nc: nc, br: bufio.NewReader(nc), buf: make([]byte, 0, 512)}
+	req := &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}}
+	if _, err := nc.Write(jute.AppendFrame(nil, req)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// roundTrip sends frame with the connection's next xid and reads the reply, which must
+// be that xid's and succeed. With b set, a failure fails the benchmark at once.
+func (c *benchConn) roundTrip(b *testing.B, frame []byte) error {
+	c.xid++
+	binary.BigEndian.PutUint32(frame[4:], uint32(c.xid))
+	_, err := c.nc.Write(frame)
+	if err == nil {
+		c.buf, err = jute.ReadFrame(c.br, c.buf[:0], jute.DefaultMaxBuffer)
+	}
+	if err == nil && (len(c.buf) < 16 || int32(binary.BigEndian.Uint32(c.buf)) != c.xid || binary.BigEndian.Uint32(c.buf[12:]) != 0) {
+		err = fmt.Errorf("xid %d: unexpected reply % x", c.xid, c.buf[:min(len(c.buf), 16)])
+	}
+	if err != nil && b != nil {
+		b.Fatal(err)
+	}
+	return err
+}
