@@ -68,7 +68,7 @@ bench: deps build
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi
 	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
 	./$(BIN)/zkbench --targets zkraft,zookeeper --snapshot-tail 100000,1000000
-	$(GO) test ./server -run '^$$' -bench Write -benchmem -benchtime 5000x
+	$(GO) test ./server -run '^$$' -bench . -benchmem -benchtime 5000x
 
 # Storage with large trees alone (make bench runs it after the workloads): load, RSS, the
 # longest write during snapshots, snapshot size, restart after kill -9; 100k and 1M znodes.

@@ -204,6 +204,60 @@ func TestPipelinedOrder(t *testing.T) {
 	}
 }
 
+// Reads pipelined behind a write and behind each other are answered in order and see the
+// write, and each reply carries the version its place in the order gives.
+func TestPipelinedReadsKeepTheirPlace(t *testing.T) {
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	const n = 100
+	var frames []byte
+	ops := []int32{jute.OpSetData, jute.OpGetData, jute.OpGetData, jute.OpExists}
+	for i := 0; i < n; i++ {
+		for _, op := range ops {
+			c.xid++
+			var req jute.Record = &jute.GetDataRequest{Path: "/"}
+			switch op {
+			case jute.OpSetData:
+				req = &jute.SetDataRequest{Path: "/", Data: []byte{byte(i)}, Version: -1}
+			case jute.OpExists:
+				req = &jute.ExistsRequest{Path: "/"}
+			}
+			frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: op}, req)
+		}
+	}
+	if _, err := c.nc.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n*len(ops); i++ {
+		var h jute.ReplyHeader
+		var version int32
+		switch ops[i%len(ops)] {
+		case jute.OpSetData:
+			var r jute.SetDataResponse
+			c.readFrame(&h, &r)
+			version = r.Stat.Version
+		case jute.OpGetData:
+			var r jute.GetDataResponse
+			c.readFrame(&h, &r)
+			if len(r.Data) != 1 || r.Data[0] != byte(i/len(ops)) {
+				t.Fatalf("round %d: getData saw %v, not the write before it", i/len(ops), r.Data)
+			}
+			version = r.Stat.Version
+		case jute.OpExists:
+			var r jute.ExistsResponse
+			c.readFrame(&h, &r)
+			version = r.Stat.Version
+		}
+		if h.Xid != int32(i+1) || h.Err != 0 {
+			t.Fatalf("reply %d: %+v", i, h)
+		}
+		if want := int32(i/len(ops) + 1); version != want {
+			t.Fatalf("reply %d: version %d, want %d", i, version, want)
+		}
+	}
+}
+
 // Pipelined frames of sizes around the connection's read buffer's (values of about its
 // size, a byte over it, several times it), written at once, are read whole and in order
 // however the buffer's refills cut them.

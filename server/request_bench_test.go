@@ -13,29 +13,36 @@ import (
 	"github.com/zkraft/zkraft/jute"
 )
 
-// BenchmarkWrite drives setData and create through an in-process standalone server from
-// raw connections that allocate nothing per request, so allocs/op is the server's own
-// cost of a write (the fdatasync sets ns/op at one connection; at sixteen, writes share
-// log entries and fdatasyncs as they do under load). Run it with
-// `go test ./server -run '^$' -bench Write -benchmem`; docs/benchmarks.md keeps figures.
+// BenchmarkWrite and BenchmarkRead drive requests through an in-process standalone server
+// from raw connections that allocate nothing per request, so allocs/op is the server's own
+// cost of a request. A write's ns/op is mostly its fdatasync at one connection; at
+// sixteen, writes share log entries and fdatasyncs as they do under load. A read's ns/op
+// at one connection is the round trip through the server's goroutines. Run them with
+// `go test ./server -run '^$' -bench . -benchmem` (make bench does); docs/benchmarks.md
+// keeps figures.
 func BenchmarkWrite(b *testing.B) {
 	for _, conns := range []int{1, 16} {
 		b.Run("setData/conns="+strconv.Itoa(conns), func(b *testing.B) {
-			benchWrites(b, conns, func(i int) jute.Record {
-				return &jute.SetDataRequest{Path: "/bench", Data: make([]byte, 100), Version: -1}
-			}, jute.OpSetData)
+			benchRequests(b, conns, jute.OpSetData, &jute.SetDataRequest{Path: "/bench", Data: make([]byte, 100), Version: -1})
 		})
 		b.Run("create/conns="+strconv.Itoa(conns), func(b *testing.B) {
-			benchWrites(b, conns, func(i int) jute.Record {
-				return &jute.CreateRequest{Path: "/bench/n-", Data: make([]byte, 100), Acl: openACL, Flags: 2} // sequential
-			}, jute.OpCreate)
+			benchRequests(b, conns, jute.OpCreate, &jute.CreateRequest{Path: "/bench/n-", Data: make([]byte, 100), Acl: openACL, Flags: 2}) // sequential
 		})
 	}
 }
 
-// benchWrites spreads b.N requests of op over conns connections, one in flight on each;
-// every request is encoded once, its xid rewritten in place.
-func benchWrites(b *testing.B, conns int, req func(int) jute.Record, op int32) {
+func BenchmarkRead(b *testing.B) {
+	for _, conns := range []int{1, 16} {
+		b.Run("getData/conns="+strconv.Itoa(conns), func(b *testing.B) {
+			benchRequests(b, conns, jute.OpGetData, &jute.GetDataRequest{Path: "/bench"})
+		})
+	}
+}
+
+// benchRequests spreads b.N requests of op over conns connections, one in flight on each,
+// after creating /bench with 100 bytes; every request is encoded once, its xid rewritten
+// in place.
+func benchRequests(b *testing.B, conns int, op int32, req jute.Record) {
 	s := startServerLogging(b, nil, slog.New(slog.DiscardHandler))
 	setup := dialBench(b, s.Addr().String())
 	setup.roundTrip(b, jute.AppendFrame(nil, &jute.RequestHeader{Xid: 1, Type: jute.OpCreate},
@@ -44,7 +51,7 @@ func benchWrites(b *testing.B, conns int, req func(int) jute.Record, op int32) {
 	for i := range clients {
 		clients[i] = dialBench(b, s.Addr().String())
 	}
-	frame := jute.AppendFrame(nil, &jute.RequestHeader{Xid: 1, Type: op}, req(0))
+	frame := jute.AppendFrame(nil, &jute.RequestHeader{Xid: 1, Type: op}, req)
 	b.ReportAllocs()
 	b.ResetTimer()
 	done := make(chan error, conns)
