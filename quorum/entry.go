@@ -119,11 +119,6 @@ const marshalKeep = 64 << 10
 // Marshal encodes e with its type byte.
 func (e *Entry) Marshal() []byte {
 	enc := marshalScratch.Get().(*jute.Encoder)
-	defer func() {
-		if cap(enc.Buf) <= marshalKeep {
-			marshalScratch.Put(enc)
-		}
-	}()
 	enc.Buf = append(enc.Buf[:0], entryV2)
 	enc.Long(e.Session)
 	enc.Int(e.Cxid)
@@ -140,7 +135,11 @@ func (e *Entry) Marshal() []byte {
 	if e.Req != nil {
 		e.Req.Encode(enc)
 	}
-	return bytes.Clone(enc.Buf)
+	b := bytes.Clone(enc.Buf)
+	if cap(enc.Buf) <= marshalKeep {
+		marshalScratch.Put(enc)
+	}
+	return b
 }
 
 // Where Marshal writes Time and Op, the header fields a leader sets on an entry a member

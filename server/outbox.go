@@ -20,7 +20,8 @@ type outbox struct {
 	wake    chan struct{} // capacity 1: the writer has something to do
 }
 
-// maxSpare is the longest queue slice an outbox keeps for reuse.
+// maxSpare is the longest slice of frames a connection keeps for reuse: the outbox's
+// queue, and the writer's net.Buffers.
 const maxSpare = 16
 
 func newOutbox() *outbox { return &outbox{wake: make(chan struct{}, 1)} }

@@ -89,20 +89,10 @@ type benchConn struct {
 
 func dialBench(b *testing.B, addr string) *benchConn {
 	b.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { nc.Close() })
-	c := &benchConn{nc: nc, br: bufio.NewReader(nc), buf: make([]byte, 0, 512)}
-	req := &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}}
-	if _, err := nc.Write(jute.AppendFrame(nil, req)); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer); err != nil {
-		b.Fatal(err)
-	}
-	return c
+	rc := dial(b, addr)
+	rc.connect(0, nil)
+	rc.nc.SetDeadline(time.Time{}) // as long as the benchmark takes
+	return &benchConn{nc: rc.nc, br: rc.br, buf: make([]byte, 0, 512), xid: rc.xid}
 }
 
 // roundTrip sends frame with the connection's next xid and reads the reply, which must
