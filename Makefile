@@ -62,7 +62,7 @@ verify-layers:
 	./.ci/verify-layers
 
 # zkraft vs Apache ZooKeeper 3.8, same machine, same run; then zkraft's own allocations
-# per write (server/write_bench_test.go).
+# per request (server/request_bench_test.go).
 bench: deps build
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi

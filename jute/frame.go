@@ -55,19 +55,17 @@ func AppendFrame(dst []byte, rs ...Record) []byte {
 }
 
 // AppendReply appends a reply's frame to dst: a ReplyHeader of xid, zxid and code, then
-// body unless it is nil. It writes what AppendFrame(dst, &ReplyHeader{...}, body) writes,
-// without allocating the header: a server answers every request through it.
-func AppendReply(dst []byte, xid int32, zxid int64, code int32, body Record) []byte {
+// body unless it is nil. It writes what AppendFrame(dst, &ReplyHeader{...}, body) writes;
+// the header, encoded by a direct call rather than through Record, stays off the heap (a
+// server answers every request through it).
+func AppendReply(dst []byte, xid int32, zxid int64, code Code, body Record) []byte {
 	start := len(dst)
-	dst = append(dst, 0, 0, 0, 0)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(xid))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(zxid))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(code))
+	e := &Encoder{Buf: append(dst, 0, 0, 0, 0)}
+	h := ReplyHeader{Xid: xid, Zxid: zxid, Err: int32(code)}
+	h.Encode(e)
 	if body != nil {
-		e := &Encoder{Buf: dst}
 		body.Encode(e)
-		dst = e.Buf
 	}
-	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
-	return dst
+	binary.BigEndian.PutUint32(e.Buf[start:], uint32(len(e.Buf)-start-4))
+	return e.Buf
 }

@@ -12,16 +12,16 @@ func TestAppendReplyIsAppendFrameOfItsHeader(t *testing.T) {
 		EphemeralOwner: 8, DataLength: 9, NumChildren: 10, Pzxid: 11}
 	for _, c := range []struct {
 		name string
-		code int32
+		code Code
 		body Record
 	}{
-		{"no body", int32(ErrNoNode), nil},
+		{"no body", ErrNoNode, nil},
 		{"stat", 0, &SetDataResponse{Stat: *stat}},
 		{"data", 0, &GetDataResponse{Data: bytes.Repeat([]byte{0xab}, 300), Stat: *stat}},
 		{"notification", 0, &WatcherEvent{Type: 3, State: 3, Path: "/a/b"}},
 	} {
 		for _, dst := range [][]byte{nil, []byte("prefix"), make([]byte, 2, 512)} {
-			want := AppendFrame(bytes.Clone(dst), &ReplyHeader{Xid: -7, Zxid: 0x1_0000_0002, Err: c.code}, c.body)
+			want := AppendFrame(bytes.Clone(dst), &ReplyHeader{Xid: -7, Zxid: 0x1_0000_0002, Err: int32(c.code)}, c.body)
 			got := AppendReply(bytes.Clone(dst), -7, 0x1_0000_0002, c.code, c.body)
 			if !bytes.Equal(got, want) {
 				t.Errorf("%s after %d bytes:\n got % x\nwant % x", c.name, len(dst), got, want)

@@ -27,7 +27,7 @@ const (
 // replyFrame encodes a reply (or, with XidNotification, a watch event) into a lent buffer.
 func replyFrame(xid int32, zxid int64, code jute.Code, body jute.Record) *[]byte {
 	f := framePool.Get().(*[]byte)
-	*f = jute.AppendReply((*f)[:0], xid, zxid, int32(code), body)
+	*f = jute.AppendReply((*f)[:0], xid, zxid, code, body)
 	return f
 }
 
