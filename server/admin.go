@@ -170,7 +170,8 @@ func (s *Server) logDir() string {
 
 func (s *Server) adminStats(withConns bool) map[string]any {
 	min, avg, max := s.stats.latency()
-	buffers := map[string]any{"last_buffer_size": -1, "min_buffer_size": -1, "max_buffer_size": -1}
+	last, least, most := s.stats.responses.sizes()
+	buffers := map[string]any{"last_buffer_size": last, "min_buffer_size": least, "max_buffer_size": most}
 	out := map[string]any{
 		"version":   Version + ", built on " + buildDate,
 		"read_only": s.isReadOnly(),

@@ -64,8 +64,8 @@ func nextReply(br *bufio.Reader) string {
 	case err == nil:
 		var h jute.ReplyHeader
 		h.Decode(jute.NewDecoder(f))
-		if h.Zxid == -1 { // the two servers' zxids differ, but not where none is given
-			return fmt.Sprintf("reply xid=%d zxid=-1 err=%d", h.Xid, h.Err)
+		if h.Zxid == -1 || h.Zxid == 0 { // the two servers' zxids differ, but not where none is given
+			return fmt.Sprintf("reply xid=%d zxid=%d err=%d", h.Xid, h.Zxid, h.Err)
 		}
 		return fmt.Sprintf("reply xid=%d err=%d", h.Xid, h.Err)
 	case errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded):
@@ -106,6 +106,14 @@ func TestBadInputAgainstZooKeeper(t *testing.T) {
 		{"truncated sasl token", true, append(frame(&jute.RequestHeader{Xid: 1, Type: jute.OpSASL})[:0:0],
 			0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 102, 0, 0, 0, 9)},
 		{"request before connect", false, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/"})},
+		// deleteContainer is a request in 3.8's Request.isValid, refused to clients.
+		{"deleteContainer from a client", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpDeleteContainer}, &jute.SyncRequest{Path: "/"})},
+		{"addWatch of an unknown mode", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpAddWatch}, &jute.AddWatchRequest{Path: "/", Mode: 2})},
+		{"multiRead holding a create", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpMultiRead}, &jute.MultiRequest{Ops: []jute.MultiOp{
+			{Type: jute.OpGetData, Req: &jute.GetDataRequest{Path: "/"}},
+			{Type: jute.OpCreate, Req: &jute.CreateRequest{Path: "/mr", Acl: []jute.ACL{{Perms: 31, Id: jute.Id{Scheme: "world", Id: "anyone"}}}}}}})},
+		{"ping with an xid of its own", true, frame(&jute.RequestHeader{Xid: 9, Type: jute.OpPing})},
+		{"addauth of an unknown scheme", true, frame(&jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, &jute.AuthPacket{Scheme: "nope", Auth: []byte("x")})},
 	}
 	run := func(name string, start func(ztest.Options) (*ztest.Server, error)) []string {
 		s, err := start(ztest.Options{})

@@ -111,6 +111,7 @@ func (c *conn) Notify(ev *jute.WatcherEvent, zxid int64) {
 
 // send queues a frame without blocking; a client too far behind is disconnected.
 func (c *conn) send(frame *[]byte) {
+	c.srv.stats.responses.record(len(*frame) - 4)
 	if !c.out.push(frame) {
 		c.srv.log.Warn("closing slow client: too much queued for it", "client", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()))
 		c.close(closedSlowClient)
@@ -217,6 +218,12 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 	}
 	p := &pending{xid: h.Xid, op: h.Type, start: time.Now()}
 	info, known := jute.Op(h.Type)
+	if h.Type == jute.OpDeleteContainer {
+		// ZooKeeper 3.8 takes it as a request (Request.isValid) and refuses what a client
+		// sends: BadArguments, and the connection stays.
+		p.err = jute.ErrBadArguments
+		return p, true
+	}
 	if !known || !info.Request {
 		// ZooKeeper answers an op it does not take with Unimplemented at zxid -1, without
 		// reading its body, and closes the connection once that reply is written
@@ -304,10 +311,10 @@ func (c *conn) process(p *pending) bool {
 	switch {
 	case p.invalid:
 		c.reply(p.xid, -1, p.err, nil)
+	case p.op == jute.OpAuth: // ZooKeeper answers addauth at zxid 0, failed or not
+		c.answer(p, 0, p.err, nil)
 	case p.err != jute.OK:
 		c.answer(p, c.srv.node.FSM.LastZxid(), p.err, nil)
-	case p.op == jute.OpAuth:
-		c.answer(p, 0, jute.OK, nil)
 	case p.op == jute.OpCloseSession: // a local session's (refuseWrite): nothing to propose
 		c.answer(p, c.srv.node.FSM.LastZxid(), jute.OK, nil)
 	default:
@@ -414,7 +421,11 @@ func (c *conn) settle(p *pending) {
 // so a client that has the reply finds them.
 func (c *conn) answer(p *pending, zxid int64, code jute.Code, body jute.Record) {
 	c.stats.answered(p.op, p.xid, code, zxid, p.start)
-	c.reply(p.xid, zxid, code, body)
+	xid := p.xid
+	if p.op == jute.OpPing {
+		xid = jute.XidPing // ZooKeeper answers every ping with its own xid, whatever was sent
+	}
+	c.reply(xid, zxid, code, body)
 }
 
 func (c *conn) reply(xid int32, zxid int64, code jute.Code, body jute.Record) {

@@ -60,6 +60,13 @@ func (s *Server) resetStats() {
 // means nothing either.
 var monotonicStart = time.Now()
 
+// ticksBetween is a request's latency as ZooKeeper measures it: the difference of two
+// readings of a millisecond clock, so a request that crosses a tick counts one ms and
+// the average over many is the true one.
+func ticksBetween(start, end time.Time) int64 {
+	return end.Sub(monotonicStart).Milliseconds() - start.Sub(monotonicStart).Milliseconds()
+}
+
 // lastOp is the name cons shows for a request answered with code, and false for a
 // request ZooKeeper answers before its FinalRequestProcessor (addauth, SASL, an unknown
 // op, a write refused by a read-only server). A write other than multi that failed shows
@@ -84,7 +91,7 @@ func (s *connStats) answered(op, xid int32, code jute.Code, zxid int64, start ti
 		return
 	}
 	now := time.Now()
-	lat := now.Sub(start).Milliseconds()
+	lat := ticksBetween(start, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if xid >= 0 {

@@ -18,7 +18,9 @@ func TestConnStatsFollowZooKeeper(t *testing.T) {
 	line := func(s *connStats) string {
 		var b strings.Builder
 		s.describeSession(&b, 0x1a2b, time.UnixMilli(1234), 6000)
-		return regexp.MustCompile(`lresp=\d+`).ReplaceAllString(b.String(), "lresp=<t>")
+		out := regexp.MustCompile(`lresp=\d+`).ReplaceAllString(b.String(), "lresp=<t>")
+		// A request answered at once may still cross a tick of the ms clock: 0 or 1.
+		return regexp.MustCompile(`(llat|minlat|avglat|maxlat)=[01]\b`).ReplaceAllString(out, "$1=0")
 	}
 	s := newConnStats()
 	steps := []struct {
@@ -50,7 +52,8 @@ func TestConnStatsFollowZooKeeper(t *testing.T) {
 	for _, d := range []time.Duration{3 * time.Millisecond, 4 * time.Millisecond, 50 * time.Millisecond} {
 		s.answered(jute.OpExists, 1, jute.OK, 1, time.Now().Add(-d))
 	}
-	if minLat, avgLat, maxLat := s.latencies(); minLat < 3 || maxLat < 50 || avgLat != s.total/3 || s.lastLat != maxLat {
-		t.Fatalf("latencies %d/%d/%d (last %d), want min>=3, max>=50, avg total/3, last the 50 ms one", minLat, avgLat, maxLat, s.lastLat)
+	// Each is counted in ticks of the ms clock: d, or one less when the tick falls late.
+	if minLat, avgLat, maxLat := s.latencies(); minLat < 2 || maxLat < 49 || avgLat != s.total/3 || s.lastLat != maxLat {
+		t.Fatalf("latencies %d/%d/%d (last %d), want min>=2, max>=49, avg total/3, last the 50 ms one", minLat, avgLat, maxLat, s.lastLat)
 	}
 }

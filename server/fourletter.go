@@ -329,6 +329,10 @@ func (s *Server) monitor() []metric {
 	kv("stale_requests_dropped", s.throttle.staleDropped.Load())
 	kv("open_file_descriptor_count", openFDs())
 	kv("max_file_descriptor_count", maxFDs())
+	last, least, most := s.stats.responses.sizes()
+	kv("last_client_response_size", last)
+	kv("max_client_response_size", most)
+	kv("min_client_response_size", least)
 	return out
 }
 

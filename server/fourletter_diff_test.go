@@ -250,3 +250,73 @@ func sessionNames(s string, names map[int64]string) string {
 	}
 	return s
 }
+
+// ZooKeeper's request figures as its 4lw print them: srvr's latency is whole ms with the
+// average rounded to four decimals (so never above the maximum), and mntr's client
+// response sizes are the last, smallest and largest reply (header and body, without the
+// length prefix), which the same requests make equal on both servers; and a standalone
+// server's session ids start with the same byte.
+func TestRequestFiguresMatchZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	latency := regexp.MustCompile(`(?m)^Latency min/avg/max: (\d+)/(\d+\.\d+)/(\d+)$`)
+	figures := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
+		s, err := start(ztest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		before, err := ztest.FourLetter(s.Addr, "mntr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := dial(t, s.Addr)
+		c.connect(0, nil)
+		if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/f", Data: make([]byte, 100), Acl: openACL}, &jute.CreateResponse{}); h.Err != 0 {
+			t.Fatalf("create: %d", h.Err)
+		}
+		for range 50 {
+			if h := c.call(jute.OpGetData, &jute.GetDataRequest{Path: "/f"}, &jute.GetDataResponse{}); h.Err != 0 {
+				t.Fatalf("getData: %d", h.Err)
+			}
+		}
+		if h := c.call(jute.OpExists, &jute.ExistsRequest{Path: "/missing"}, nil); h.Err != int32(jute.ErrNoNode) {
+			t.Fatalf("exists: %d", h.Err)
+		}
+		srvr, err := ztest.FourLetter(s.Addr, "srvr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := latency.FindStringSubmatch(srvr)
+		if m == nil {
+			t.Fatalf("no latency line in %q", srvr)
+		}
+		avg, _ := strconv.ParseFloat(m[2], 64)
+		most, _ := strconv.ParseFloat(m[3], 64)
+		if decimals := len(m[2]) - strings.Index(m[2], ".") - 1; decimals > 4 || avg > most {
+			t.Errorf("latency %s/%s/%s: want the average at most four decimals and at most the maximum", m[1], m[2], m[3])
+		}
+		after, err := ztest.FourLetter(s.Addr, "mntr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A standalone server's session tracker puts its id, 1, in a session id's top byte.
+		out := map[string]string{"session id's top byte": fmt.Sprint(c.sid >> 56)}
+		for _, k := range []string{"zk_last_client_response_size", "zk_min_client_response_size", "zk_max_client_response_size"} {
+			pick := regexp.MustCompile(`(?m)^` + k + `\t(-?\d+)$`)
+			b, a := pick.FindStringSubmatch(before), pick.FindStringSubmatch(after)
+			if b == nil || a == nil {
+				t.Fatalf("mntr lacks %s", k)
+			}
+			out[k] = b[1] + " before, " + a[1] + " after"
+		}
+		return out
+	}
+	zk, us := figures(ztest.StartZooKeeper), figures(ztest.StartZkraft)
+	for k, want := range zk {
+		if us[k] != want {
+			t.Errorf("%s: zookeeper %s, zkraft %s", k, want, us[k])
+		} else {
+			t.Logf("%s: %s", k, want)
+		}
+	}
+}

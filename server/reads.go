@@ -74,7 +74,9 @@ func (c *conn) read(t *datatree.Tree, p *pending, zxid int64) (jute.Code, jute.R
 		if r.Mode == jute.AddWatchPersistentRecursive {
 			k = watch.PersistentRecursive
 		} else if r.Mode != jute.AddWatchPersistent {
-			return jute.ErrBadArguments, nil
+			// ZooKeeper's WatcherMode.fromZooDef throws on an unknown mode, which its
+			// FinalRequestProcessor answers with MarshallingError.
+			return jute.ErrMarshallingError, nil
 		}
 		c.watches().Add(c, r.Path, k)
 		return jute.OK, &jute.ErrorResponse{Err: 0}
@@ -87,7 +89,13 @@ func (c *conn) read(t *datatree.Tree, p *pending, zxid int64) (jute.Code, jute.R
 		c.setWatches(t, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, r.PersistentWatches, r.PersistentRecursiveWatches)
 		return jute.OK, nil
 	case jute.OpMultiRead:
-		return jute.OK, c.multiRead(t, p.req.(*jute.MultiRequest))
+		m := p.req.(*jute.MultiRequest)
+		if !onlyReads(m) {
+			// ZooKeeper's FinalRequestProcessor fails the whole multiRead on an op that is
+			// neither getData nor getChildren ("Invalid type of op"): no results at all.
+			return jute.ErrMarshallingError, nil
+		}
+		return jute.OK, c.multiRead(t, m)
 	}
 	return jute.ErrUnimplemented, nil
 }
@@ -213,6 +221,20 @@ func (c *conn) setWatches(t *datatree.Tree, rel int64, data, exist, child, persi
 
 // multiRead runs each read on its own: a failing op is an error result, the others
 // still answer (multiRead is not atomic).
+// onlyReads reports whether every op of a multiRead is one it may carry.
+func onlyReads(m *jute.MultiRequest) bool {
+	for _, op := range m.Ops {
+		switch op.Req.(type) {
+		case *jute.GetDataRequest, *jute.GetChildrenRequest:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// multiRead answers each getData and getChildren of m (onlyReads holds), an error result
+// for one that fails.
 func (c *conn) multiRead(t *datatree.Tree, m *jute.MultiRequest) *jute.MultiResponse {
 	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(m.Ops))}
 	for _, op := range m.Ops {
@@ -229,8 +251,6 @@ func (c *conn) multiRead(t *datatree.Tree, m *jute.MultiRequest) *jute.MultiResp
 				kids, _, code = c.getChildren(t, r.Path, false)
 				body = &jute.GetChildrenResponse{Children: kids}
 			}
-		default:
-			code = jute.ErrBadArguments
 		}
 		if code != jute.OK {
 			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: code})

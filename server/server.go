@@ -145,7 +145,11 @@ func (s *Server) Start() error {
 	if readOnly {
 		s.enterReadOnly()
 	}
-	if s.ids, err = session.NewIDGenerator(int64(s.cfg.ServerID), time.Now()); err != nil {
+	idPrefix := int64(s.cfg.ServerID)
+	if len(s.cfg.Servers) == 0 {
+		idPrefix = 1 // a standalone ZooKeeper's session tracker has id 1, whatever myid says
+	}
+	if s.ids, err = session.NewIDGenerator(idPrefix, time.Now()); err != nil {
 		node.Close()
 		return err
 	}

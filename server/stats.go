@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math/big"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,25 +12,26 @@ type stats struct {
 	received, sent       atomic.Int64
 	authFailed, rejected atomic.Int64
 	closed               closedCounts // connections closed, by reason
+	responses            responseSizes
 
 	mu                    sync.Mutex
 	count                 int64
-	total, minLat, maxLat time.Duration
+	total, minLat, maxLat int64 // ms, as ticksBetween counts them
 }
 
+// observe records a request that arrived at start and returns how long it took.
 func (s *stats) observe(start time.Time) time.Duration {
-	d := time.Since(start)
+	now := time.Now()
+	ms := ticksBetween(start, now)
 	s.mu.Lock()
-	if s.count == 0 || d < s.minLat {
-		s.minLat = d
+	if s.count == 0 || ms < s.minLat {
+		s.minLat = ms
 	}
-	if d > s.maxLat {
-		s.maxLat = d
-	}
+	s.maxLat = max(s.maxLat, ms)
 	s.count++
-	s.total += d
+	s.total += ms
 	s.mu.Unlock()
-	return d
+	return now.Sub(start)
 }
 
 // slowRequest is how long a request may take before it is logged. At most one line a
@@ -61,19 +63,66 @@ func (s *Server) observe(p *pending) {
 	s.log.Warn("slow request", "op", p.op, "took", d.Round(time.Millisecond), "moreSlowSinceLastLine", more)
 }
 
-// latency returns min, avg and max request latency in ms, as ZooKeeper prints them.
+// latency returns min, avg and max request latency in ms, as ZooKeeper prints them:
+// whole ms, and the average rounded half up to four decimals (AvgMinMaxCounter), so it
+// never exceeds the maximum.
 func (s *stats) latency() (min int64, avg float64, max int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.count == 0 {
 		return 0, 0, 0
 	}
-	return s.minLat.Milliseconds(), float64(s.total.Microseconds()) / 1000 / float64(s.count), s.maxLat.Milliseconds()
+	return s.minLat, roundHalfUp4(float64(s.total) / float64(s.count)), s.maxLat
+}
+
+// roundHalfUp4 rounds a non-negative f to four decimals, half up, from its exact binary
+// value (Java's new BigDecimal(f).setScale(4, HALF_UP).doubleValue()).
+func roundHalfUp4(f float64) float64 {
+	r := new(big.Rat).SetFloat64(f)
+	if r == nil {
+		return f
+	}
+	r.Mul(r, big.NewRat(10000, 1))
+	r.Add(r, big.NewRat(1, 2))
+	n := new(big.Int).Quo(r.Num(), r.Denom()) // floor, as both are positive
+	return float64(n.Int64()) / 10000
+}
+
+// responseSizes are the sizes of the replies and notifications sent, without their
+// length prefix (ZooKeeper's client_response BufferStats). Each holds the size plus one,
+// so the zero value means none yet, which ZooKeeper prints as -1.
+type responseSizes struct{ last, min, max atomic.Int64 }
+
+func (r *responseSizes) record(n int) {
+	v := int64(n) + 1
+	r.last.Store(v)
+	for cur := r.min.Load(); cur == 0 || v < cur; cur = r.min.Load() {
+		if r.min.CompareAndSwap(cur, v) {
+			break
+		}
+	}
+	for cur := r.max.Load(); v > cur; cur = r.max.Load() {
+		if r.max.CompareAndSwap(cur, v) {
+			break
+		}
+	}
+}
+
+// sizes returns the last, smallest and largest response size, -1 for none.
+func (r *responseSizes) sizes() (last, min, max int64) {
+	return r.last.Load() - 1, r.min.Load() - 1, r.max.Load() - 1
+}
+
+func (r *responseSizes) reset() {
+	r.last.Store(0)
+	r.min.Store(0)
+	r.max.Store(0)
 }
 
 func (s *stats) reset() {
 	s.received.Store(0)
 	s.sent.Store(0)
+	s.responses.reset()
 	s.mu.Lock()
 	s.count, s.total, s.minLat, s.maxLat = 0, 0, 0, 0
 	s.mu.Unlock()
