@@ -262,7 +262,7 @@ func TestElectionStallsNoReader(t *testing.T) {
 	}()
 	for i := 0; i < 10; i++ {
 		exists(t, r, "/")
-		if h := r.call(jute.OpPing, nil, nil); h.Err != 0 {
+		if h := r.ping(); h.Err != 0 {
 			t.Fatalf("ping: %d", h.Err)
 		}
 	}

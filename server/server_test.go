@@ -126,6 +126,20 @@ func (c *rawClient) send(op int32, req jute.Record) int32 {
 	return c.xid
 }
 
+// ping sends a ping as clients do (xid -2) and reads its answer, which carries -2 too.
+func (c *rawClient) ping() jute.ReplyHeader {
+	c.t.Helper()
+	if _, err := c.nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing})); err != nil {
+		c.t.Fatal(err)
+	}
+	var h jute.ReplyHeader
+	c.readFrame(&h)
+	if h.Xid != jute.XidPing {
+		c.t.Fatalf("ping answered with xid %d", h.Xid)
+	}
+	return h
+}
+
 // call sends one request and reads its reply, skipping no notifications.
 func (c *rawClient) call(op int32, req, resp jute.Record) jute.ReplyHeader {
 	c.t.Helper()
