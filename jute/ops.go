@@ -13,7 +13,9 @@ type OpInfo struct {
 
 // ops is the table of op codes (ZooDefs.OpCode). A check is a write that only a multi may
 // carry since ZooKeeper 3.9.3 and 3.8.5 (ZOOKEEPER-2623); createSession is the connect
-// handshake, never a request frame; both are still decoded from a log.
+// handshake, never a request frame; both are still decoded from a log. deleteContainer is
+// the server's own (its container cleanup): 3.8's Request.isValid takes it from a client
+// only to refuse it, which the server's decode does with BadArguments.
 var ops = map[int32]OpInfo{
 	OpCreate:               {"create", "CREA", true, true, func() Record { return &CreateRequest{} }},
 	OpCreate2:              {"create2", "CREA", true, true, func() Record { return &CreateRequest{} }},

@@ -219,8 +219,6 @@ func (c *conn) setWatches(t *datatree.Tree, rel int64, data, exist, child, persi
 	}
 }
 
-// multiRead runs each read on its own: a failing op is an error result, the others
-// still answer (multiRead is not atomic).
 // onlyReads reports whether every op of a multiRead is one it may carry.
 func onlyReads(m *jute.MultiRequest) bool {
 	for _, op := range m.Ops {
@@ -233,8 +231,8 @@ func onlyReads(m *jute.MultiRequest) bool {
 	return true
 }
 
-// multiRead answers each getData and getChildren of m (onlyReads holds), an error result
-// for one that fails.
+// multiRead runs each read of m (onlyReads holds) on its own: a failing op is an error
+// result, the others still answer (multiRead is not atomic).
 func (c *conn) multiRead(t *datatree.Tree, m *jute.MultiRequest) *jute.MultiResponse {
 	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(m.Ops))}
 	for _, op := range m.Ops {
