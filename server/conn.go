@@ -218,18 +218,14 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 	}
 	p := &pending{xid: h.Xid, op: h.Type, start: time.Now()}
 	info, known := jute.Op(h.Type)
-	if h.Type == jute.OpDeleteContainer {
-		// ZooKeeper 3.8 takes it as a request (Request.isValid) and refuses what a client
-		// sends: BadArguments, and the connection stays.
-		p.err = jute.ErrBadArguments
-		return p, true
-	}
-	if !known || !info.Request {
-		// ZooKeeper answers an op it does not take with Unimplemented at zxid -1, without
-		// reading its body, and closes the connection once that reply is written
-		// (Request.isValid, UnimplementedRequestProcessor). Since 3.9.3 and 3.8.5 a check
-		// outside a multi is one of them (ZOOKEEPER-2623); a check inside a multi stays.
+	switch {
+	case !known || info.Client == jute.NotFromClients:
+		// An op no client may send: since 3.9.3 and 3.8.5 a check outside a multi is one
+		// (ZOOKEEPER-2623); a check inside a multi stays.
 		p.err, p.close, p.invalid = jute.ErrUnimplemented, true, true
+		return p, true
+	case info.Client == jute.RefusedFromClients:
+		p.err = jute.ErrBadArguments
 		return p, true
 	}
 	if req := info.NewRecord(); req != nil {

@@ -27,11 +27,9 @@ func TestServerLatencyAsZooKeeperPrintsIt(t *testing.T) {
 		s.observe(time.Now().Add(-100 * time.Microsecond))
 	}
 	s.observe(time.Now().Add(-5 * time.Millisecond))
+	// (A loaded machine may stretch any of them; none can shrink below its ticks.)
 	mn, avg, mx := s.latency()
-	if mn != 0 || mx < 4 || mx > 6 || avg > float64(mx) || avg <= 0 || avg != roundHalfUp4(avg) {
-		t.Fatalf("latency %d/%v/%d, want 0/(0,max] rounded to 4 decimals/4..6", mn, avg, mx)
-	}
-	if got := javaDouble(avg); len(got) > len("0.0000") && avg < 1 {
-		t.Fatalf("avg prints as %s, more than four decimals", got)
+	if mn != 0 || mx < 4 || avg > float64(mx) || avg <= 0 || avg != roundHalfUp4(avg) {
+		t.Fatalf("latency %d/%v/%d, want 0/(0,max] rounded to 4 decimals/at least 4", mn, avg, mx)
 	}
 }
