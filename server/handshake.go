@@ -40,6 +40,10 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.srv.log.Debug("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
 		return false
 	}
+	if !c.srv.node.SyncWithLeader() {
+		c.srv.log.Warn("refusing session: this member could not sync with its leader", "client", c.nc.RemoteAddr().String())
+		return false
+	}
 	timeout := c.negotiateTimeout(req.TimeOut)
 	if !c.caughtUp(req.LastZxidSeen, timeout) {
 		return false

@@ -1,0 +1,63 @@
+package quorum
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// leaderSync keeps a member from starting sessions on a state older than its leader's.
+// A ZooKeeper follower serves clients only after it has synced with its leader (DIFF,
+// SNAP or TRUNC, then UPTODATE). A raft member knows its leader from the first
+// heartbeat, which carries no commit index, and applies the log it lacks only when an
+// AppendEntries brings it; after a restart or a partition raft backs its replication to
+// that member off (up to seconds), while its heartbeats may already have resumed. So
+// under each leader this member knows, the first session waits for one sync through the
+// log: once applied here, this member holds everything committed before it.
+type leaderSync struct {
+	gen    atomic.Uint64 // bumped whenever the leader this member knows changes (or is lost)
+	synced atomic.Uint64 // 1 + the gen in which a sync last completed; 0: none yet
+	mu     sync.Mutex    // one sync at a time; the others take its outcome
+	ended  atomic.Uint64 // syncs attempted and ended, either way
+	syncs  atomic.Uint64 // syncs that succeeded
+}
+
+// leaderChanged is called by raft's observer, on raft's goroutine, whenever the leader
+// this member knows changes: a session started after it syncs again.
+func (l *leaderSync) leaderChanged() { l.gen.Add(1) }
+
+func (l *leaderSync) current() bool { return l.synced.Load() == l.gen.Load()+1 }
+
+// SyncWithLeader returns true once this member has applied everything its current
+// leader had committed before the first call under that leader: at once when that sync
+// is done, else after proposing one. False if it failed (no leader, or the leader went
+// away), or if another caller's sync ended while this one waited for it and did not
+// leave this member in sync: callers queued behind a failing sync fail with it instead
+// of each retrying for as long. A standalone server is its own leader, always in sync.
+func (n *Node) SyncWithLeader() bool {
+	l := &n.leaderSync
+	if !n.IsClustered() || l.current() {
+		return true
+	}
+	ended := l.ended.Load()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	gen := l.gen.Load()
+	if l.synced.Load() == gen+1 {
+		return true
+	}
+	if l.ended.Load() != ended {
+		return false
+	}
+	f := n.Propose(&Entry{Op: jute.OpSync, Req: &jute.SyncRequest{Path: "/"}})
+	defer l.ended.Add(1)
+	if f.Error() != nil {
+		return false
+	}
+	// Recorded for the generation read before the sync: if the leader changed since,
+	// the next session syncs again.
+	l.synced.Store(gen + 1)
+	l.syncs.Add(1)
+	return true
+}

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/jute"
+)
+
+// A restarted member's first session reads every write acknowledged while the member
+// was down, and so does a session that comes back to a member that was cut off: a
+// ZooKeeper follower serves only once it has synced with its leader. (A zkraft member
+// knows its leader from the first heartbeat, before raft brings it the log it lacks.)
+func TestRejoinedMemberServesItsLeadersState(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	l, f := tc.leader(), tc.follower()
+	w := zkSession(t, 10*time.Second, tc.addr(l))
+	if _, err := w.Create("/k", []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	write := func(from, to int) {
+		t.Helper()
+		for i := from; i <= to; i++ {
+			if _, err := w.Set("/k", []byte(strconv.Itoa(i)), -1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	firstRead := func(what string, want int) {
+		t.Helper()
+		r := zkSession(t, 10*time.Second, tc.addr(f))
+		data, _, err := r.Get("/k")
+		if err != nil || string(data) != strconv.Itoa(want) {
+			t.Fatalf("the first session on the %s member read %q (%v), the last acknowledged write is %d", what, data, err, want)
+		}
+		r.Close()
+	}
+
+	tc.stop(f)
+	write(1, 300)
+	tc.start(f)
+	firstRead("restarted", 300)
+
+	// A session of the member's own comes back to it as soon as the cut heals: it is
+	// reattached without a log entry (it has seen no newer zxid than the member), and
+	// must still read what the others wrote meanwhile.
+	own := dial(t, tc.addr(f))
+	own.connect(0, nil)
+	sid, pw := own.sid, own.pw
+	own.nc.Close()
+	tc.net.Isolate(strconv.Itoa(f + 1))
+	deadline := time.Now().Add(15 * time.Second)
+	for tc.servers[f].node.HasLeader() {
+		if time.Now().After(deadline) {
+			t.Fatal("the cut-off member still knows a leader after 15s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	write(301, 600)
+	tc.net.Heal()
+	back := reattach(t, tc.addr(f), sid, pw)
+	var resp jute.GetDataResponse
+	if h := back.call(jute.OpGetData, &jute.GetDataRequest{Path: "/k"}, &resp); h.Err != 0 || string(resp.Data) != "600" {
+		t.Fatalf("a session back on the healed member read %q (%v), the last acknowledged write is 600", resp.Data, h.Err)
+	}
+	firstRead("healed", 600)
+}
+
+// reattach connects to addr with session sid, retrying every few milliseconds while
+// the member refuses (it knows no leader yet), for at most 15s.
+func reattach(t *testing.T, addr string, sid int64, pw []byte) *rawClient {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c := dial(t, addr)
+		req := jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 30000, SessionId: sid, Passwd: pw}}
+		if resp := c.tryConnect(req); resp != nil {
+			if resp.SessionId != sid {
+				t.Fatalf("reattaching 0x%x: answered session 0x%x", sid, resp.SessionId)
+			}
+			return c
+		}
+		c.nc.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("session 0x%x not reattached on %s within 15s", sid, addr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
