@@ -50,9 +50,9 @@ func (n *Node) SyncWithLeader() bool {
 	if l.ended.Load() != ended {
 		return false
 	}
-	f := n.Propose(&Entry{Op: jute.OpSync, Req: &jute.SyncRequest{Path: "/"}})
+	ok := n.CatchUp()
 	defer l.ended.Add(1)
-	if f.Error() != nil {
+	if !ok {
 		return false
 	}
 	// Recorded for the generation read before the sync: if the leader changed since,
@@ -60,4 +60,11 @@ func (n *Node) SyncWithLeader() bool {
 	l.synced.Store(gen + 1)
 	l.syncs.Add(1)
 	return true
+}
+
+// CatchUp proposes a sync through the log and reports whether it was applied here:
+// everything committed before it is then applied here too, as a ZooKeeper sync makes
+// sure of.
+func (n *Node) CatchUp() bool {
+	return n.Propose(&Entry{Op: jute.OpSync, Req: &jute.SyncRequest{Path: "/"}}).Error() == nil
 }

@@ -62,7 +62,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		var s session.Session
 		var found bool
 		fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })
-		if !found && c.srv.node.IsClustered() && c.catchUp() {
+		if !found && c.srv.node.IsClustered() && c.srv.node.CatchUp() {
 			// This member may not have applied the session's creation yet: a session is
 			// only declared expired after catching up with the leader.
 			fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })
@@ -148,10 +148,4 @@ func (c *conn) moveSession(id int64) bool {
 		return false
 	}
 	return f.Response().(*quorum.Result).Err == jute.OK
-}
-
-// catchUp brings this member up to the leader's commit point, as sync does.
-func (c *conn) catchUp() bool {
-	f := c.srv.node.Propose(&quorum.Entry{Op: jute.OpSync, Req: &jute.SyncRequest{Path: "/"}})
-	return f.Error() == nil
 }
