@@ -30,14 +30,19 @@ func (l *leaderSync) leaderChanged() { l.gen.Add(1) }
 func (l *leaderSync) current() bool { return l.synced.Load() == l.gen.Load()+1 }
 
 // SyncWithLeader returns true once this member has applied everything its current
-// leader had committed before the first call under that leader: at once when that sync
-// is done, else after proposing one. False if it failed (no leader, or the leader went
-// away), or if another caller's sync ended while this one waited for it and did not
-// leave this member in sync: callers queued behind a failing sync fail with it instead
-// of each retrying for as long. A standalone server is its own leader, always in sync.
+// leader had committed before the first call under that leader (see leaderSync.run).
+// A standalone server is its own leader, always in sync.
 func (n *Node) SyncWithLeader() bool {
-	l := &n.leaderSync
-	if !n.IsClustered() || l.current() {
+	return !n.IsClustered() || n.leaderSync.run(n.CatchUp)
+}
+
+// run returns true at once when a sync completed under the current leader, else after
+// running sync. False if sync failed (no leader, or the leader went away), or if another
+// caller's sync ended while this one waited for it and did not leave this member in
+// sync: callers queued behind a failing sync fail with it instead of each retrying for
+// as long.
+func (l *leaderSync) run(sync func() bool) bool {
+	if l.current() {
 		return true
 	}
 	ended := l.ended.Load()
@@ -50,7 +55,7 @@ func (n *Node) SyncWithLeader() bool {
 	if l.ended.Load() != ended {
 		return false
 	}
-	ok := n.CatchUp()
+	ok := sync()
 	defer l.ended.Add(1)
 	if !ok {
 		return false

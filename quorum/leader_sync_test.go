@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,4 +98,58 @@ func hasNode(n *Node, path string) (ok bool) {
 		ok = code == jute.OK
 	})
 	return ok
+}
+
+// Callers that queue behind a sync that fails fail with it (no sync each); the next
+// caller tries again; a leader change asks for a new sync.
+func TestLeaderSyncQueuedCallersShareTheOutcome(t *testing.T) {
+	var l leaderSync
+	l.leaderChanged()
+	release := make(chan bool)
+	var calls atomic.Int32
+	sync := func() bool {
+		calls.Add(1)
+		select {
+		case ok := <-release:
+			return ok
+		case <-time.After(5 * time.Second):
+			return false
+		}
+	}
+	results := make(chan bool, 4)
+	go func() { results <- l.run(sync) }()
+	waitFor(t, "the first sync to start", func() bool { return calls.Load() == 1 })
+	started := make(chan struct{})
+	for i := 0; i < 3; i++ {
+		go func() {
+			started <- struct{}{}
+			results <- l.run(sync)
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		<-started
+	}
+	time.Sleep(50 * time.Millisecond) // let them queue on the lock
+	release <- false
+	for i := 0; i < 4; i++ {
+		if <-results {
+			t.Fatal("a caller succeeded although the only sync failed")
+		}
+	}
+	if got := calls.Load(); got != 1 {
+		t.Fatalf("callers queued behind a failed sync ran %d syncs, want 1", got)
+	}
+
+	go func() { release <- true }()
+	if !l.run(sync) || calls.Load() != 2 {
+		t.Fatalf("a later caller did not sync again (%d syncs)", calls.Load())
+	}
+	if !l.run(sync) || calls.Load() != 2 {
+		t.Fatalf("a caller under the same leader synced again (%d syncs)", calls.Load())
+	}
+	l.leaderChanged()
+	go func() { release <- true }()
+	if !l.run(sync) || calls.Load() != 3 {
+		t.Fatalf("no new sync after a leader change (%d syncs)", calls.Load())
+	}
 }
