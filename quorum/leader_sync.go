@@ -3,6 +3,7 @@ package quorum
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkraft/zkraft/jute"
 )
@@ -14,7 +15,10 @@ import (
 // AppendEntries brings it; after a restart or a partition raft backs its replication to
 // that member off (up to seconds), while its heartbeats may already have resumed. So
 // under each leader this member knows, the first session waits for one sync through the
-// log: once applied here, this member holds everything committed before it.
+// log: once applied here, this member holds everything committed before it. So does
+// the first session after this member went without a word from its leader for half a
+// heartbeat timeout (a process paused, or cut off, for less than an election takes):
+// raft may still be sending what it missed.
 type leaderSync struct {
 	gen    atomic.Uint64 // bumped whenever the leader this member knows changes (or is lost)
 	synced atomic.Uint64 // 1 + the gen in which a sync last completed; 0: none yet
@@ -24,7 +28,8 @@ type leaderSync struct {
 }
 
 // leaderChanged is called by raft's observer, on raft's goroutine, whenever the leader
-// this member knows changes: a session started after it syncs again.
+// this member knows changes, and when this member has not heard from it for a while: a
+// session started after it syncs again.
 func (l *leaderSync) leaderChanged() { l.gen.Add(1) }
 
 func (l *leaderSync) current() bool { return l.synced.Load() == l.gen.Load()+1 }
@@ -33,7 +38,15 @@ func (l *leaderSync) current() bool { return l.synced.Load() == l.gen.Load()+1 }
 // leader had committed before the first call under that leader (see leaderSync.run).
 // A standalone server is its own leader, always in sync.
 func (n *Node) SyncWithLeader() bool {
-	return !n.IsClustered() || n.leaderSync.run(n.CatchUp)
+	if !n.IsClustered() {
+		return true
+	}
+	if !n.IsLeader() && time.Since(n.raft.LastContact()) > n.cfg.HeartbeatTimeout/2 {
+		// Not heard from the leader for five of its heartbeats (paused, or cut off
+		// without noticing yet): what it sent meanwhile may still be on its way.
+		n.leaderSync.leaderChanged()
+	}
+	return n.leaderSync.run(n.CatchUp)
 }
 
 // run returns true at once when a sync completed under the current leader, else after

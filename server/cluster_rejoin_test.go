@@ -15,7 +15,9 @@ import (
 // ZooKeeper follower serves only once it has synced with its leader. (A zkraft member
 // knows its leader from the first heartbeat, before raft brings it the log it lacks.)
 func TestRejoinedMemberServesItsLeadersState(t *testing.T) {
-	tc := newTestCluster(t, 3)
+	// ZooKeeper's default tick: a 500 ms heartbeat timeout, so the member keeps its
+	// leader through the short cut below.
+	tc := newTestClusterWith(t, 3, func(c *Config) { c.TickTime = 2 * time.Second })
 	l, f := tc.leader(), tc.follower()
 	w := zkSession(t, 10*time.Second, tc.addr(l))
 	if _, err := w.Create("/k", []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -67,6 +69,23 @@ func TestRejoinedMemberServesItsLeadersState(t *testing.T) {
 		t.Fatalf("a session back on the healed member read %q (%v), the last acknowledged write is 600", resp.Data, h.Err)
 	}
 	firstRead("healed", 600)
+
+	// A cut too short for the member to lose its leader (paused, say): the sync under
+	// this leader is done, yet a session reattached at once must read what the others
+	// wrote meanwhile.
+	leaderBefore, _ := tc.servers[f].node.LeaderID()
+	tc.net.Isolate(strconv.Itoa(f + 1))
+	write(601, 700)
+	time.Sleep(300 * time.Millisecond) // longer than half the heartbeat timeout
+	leaderAfter, ok := tc.servers[f].node.LeaderID()
+	if !ok || leaderAfter != leaderBefore {
+		t.Fatalf("the member's leader changed from %q to %q during a 300 ms cut", leaderBefore, leaderAfter)
+	}
+	tc.net.Heal()
+	back = reattach(t, tc.addr(f), sid, pw)
+	if h := back.call(jute.OpGetData, &jute.GetDataRequest{Path: "/k"}, &resp); h.Err != 0 || string(resp.Data) != "700" {
+		t.Fatalf("a session back on a member cut off for 300 ms read %q (%v), the last acknowledged write is 700", resp.Data, h.Err)
+	}
 }
 
 // reattach connects to addr with session sid, retrying every few milliseconds while
