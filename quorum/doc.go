@@ -130,12 +130,6 @@
 //
 // A standalone server stores every batch durably: it has no replication to overlap.
 //
-// Syncing with a leader: raft tells a member who leads with the first heartbeat, which
-// carries no commit index, before it brings the log the member lacks. The server starts
-// no session under a leader until the member has applied one sync proposed under it
-// (Node.SyncWithLeader, leader_sync.go): everything committed before that sync is then
-// applied here, as a ZooKeeper follower serves only after its sync with the leader.
-//
 // Notices cost nothing while idle: they are sent only after an apply, and raft's
 // CommitTimeout stays long (500 ms, Config.CommitTimeout), as the fallback that carries
 // the commit index when no notice arrives (a member that just connected gets the current point at once).

@@ -164,8 +164,6 @@ type Node struct {
 	peerConns sync.Map // net.Conn -> struct{}
 	// proposalSizes are the sizes of the entries proposed while leading (mntr, srvr).
 	proposalSizes *proposalSizes
-	// leaderSync holds sessions back until this member has synced with its leader.
-	leaderSync leaderSync
 }
 
 // Open starts a node: with no peers a one-voter Raft cluster over an in-memory
@@ -305,9 +303,6 @@ func Open(cfg Config) (*Node, error) {
 		leaderChanged := make(chan raft.Observation, 1)
 		r.RegisterObserver(raft.NewObserver(leaderChanged, false, func(o *raft.Observation) bool {
 			_, ok := o.Data.(raft.LeaderObservation)
-			if ok {
-				n.leaderSync.leaderChanged()
-			}
 			return ok
 		}))
 		go n.servePeers(n.peers)

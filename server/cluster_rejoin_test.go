@@ -11,9 +11,10 @@ import (
 )
 
 // A restarted member's first session reads every write acknowledged while the member
-// was down, and so does a session that comes back to a member that was cut off: a
-// ZooKeeper follower serves only once it has synced with its leader. (A zkraft member
-// knows its leader from the first heartbeat, before raft brings it the log it lacks.)
+// was down, and so does a session that comes back to a member that was cut off, long
+// enough to lose its leader or not: a ZooKeeper follower revalidates a session with its
+// leader before it serves it. (A zkraft member knows its leader from the first
+// heartbeat, before raft brings it the log it lacks.)
 func TestRejoinedMemberServesItsLeadersState(t *testing.T) {
 	// ZooKeeper's default tick: a 500 ms heartbeat timeout, so the member keeps its
 	// leader through the short cut below.
@@ -46,9 +47,9 @@ func TestRejoinedMemberServesItsLeadersState(t *testing.T) {
 	tc.start(f)
 	firstRead("restarted", 300)
 
-	// A session of the member's own comes back to it as soon as the cut heals: it is
-	// reattached without a log entry (it has seen no newer zxid than the member), and
-	// must still read what the others wrote meanwhile.
+	// A session of the member's own comes back to it as soon as the cut heals (it has
+	// seen no newer zxid than the member, and does not move), and must read what the
+	// others wrote meanwhile.
 	own := dial(t, tc.addr(f))
 	own.connect(0, nil)
 	sid, pw := own.sid, own.pw
@@ -70,9 +71,8 @@ func TestRejoinedMemberServesItsLeadersState(t *testing.T) {
 	}
 	firstRead("healed", 600)
 
-	// A cut too short for the member to lose its leader (paused, say): the sync under
-	// this leader is done, yet a session reattached at once must read what the others
-	// wrote meanwhile.
+	// A cut too short for the member to lose its leader (paused, say): a session
+	// reattached at once must read what the others wrote meanwhile.
 	leaderBefore, _ := tc.servers[f].node.LeaderID()
 	tc.net.Isolate(strconv.Itoa(f + 1))
 	write(601, 700)

@@ -40,10 +40,6 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.srv.log.Debug("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
 		return false
 	}
-	if !c.srv.node.SyncWithLeader() {
-		c.srv.log.Warn("refusing session: this member could not sync with its leader", "client", c.nc.RemoteAddr().String())
-		return false
-	}
 	timeout := c.negotiateTimeout(req.TimeOut)
 	if !c.caughtUp(req.LastZxidSeen, timeout) {
 		return false
@@ -62,9 +58,17 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		var s session.Session
 		var found bool
 		fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })
-		if !found && c.srv.node.IsClustered() && c.srv.node.CatchUp() {
-			// This member may not have applied the session's creation yet: a session is
-			// only declared expired after catching up with the leader.
+		if c.srv.node.IsClustered() && (!found || s.Owner == c.srv.node.ID()) {
+			// A session that moves here is moved through the log, which brings this
+			// member up to date; any other reattach syncs with the leader first, as a
+			// ZooKeeper follower revalidates every session with its leader: this member
+			// may lag the leader (just restarted, or back from a pause or a cut, while
+			// raft is still sending it what it missed), or not have applied the
+			// session's creation yet (a session is only declared expired after that).
+			if !c.srv.node.Sync() {
+				c.srv.log.Warn("refusing session: this member could not sync with its leader", "client", c.nc.RemoteAddr().String())
+				return false
+			}
 			fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })
 		}
 		if !found || !s.CheckPassword(req.Passwd) {
