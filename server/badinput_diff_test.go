@@ -113,6 +113,8 @@ func TestBadInputAgainstZooKeeper(t *testing.T) {
 			{Type: jute.OpGetData, Req: &jute.GetDataRequest{Path: "/"}},
 			{Type: jute.OpCreate, Req: &jute.CreateRequest{Path: "/mr", Acl: []jute.ACL{{Perms: 31, Id: jute.Id{Scheme: "world", Id: "anyone"}}}}}}})},
 		{"ping with an xid of its own", true, frame(&jute.RequestHeader{Xid: 9, Type: jute.OpPing})},
+		{"exists of a path holding a NUL", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpExists}, &jute.ExistsRequest{Path: "/a\x00b", Watch: true})},
+		{"getData of a path holding a NUL", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/a\x00b"})},
 		{"addauth of an unknown scheme", true, frame(&jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, &jute.AuthPacket{Scheme: "nope", Auth: []byte("x")})},
 	}
 	run := func(name string, start func(ztest.Options) (*ztest.Server, error)) []string {

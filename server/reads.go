@@ -111,8 +111,13 @@ func nonNil(s []string) []string {
 
 // exists answers a node's stat, or NoNode and then its watch waits for the creation. With
 // ExistsACLCheck, a node that exists needs READ (ZooKeeper 3.9.2, ZOOKEEPER-2590): NoAuth
-// sets no watch. A missing node is never checked, so anyone may still wait for it.
+// sets no watch. A missing node is never checked, so anyone may still wait for it. A
+// path holding a NUL is BadArguments, and sets no watch (ZooKeeper's exists alone checks
+// for it; its other reads answer NoNode).
 func (c *conn) exists(t *datatree.Tree, r *jute.ExistsRequest) (jute.Code, jute.Record) {
+	if strings.IndexByte(r.Path, 0) >= 0 {
+		return jute.ErrBadArguments, nil
+	}
 	st, code := t.Stat(r.Path)
 	if code == jute.OK && c.srv.cfg.ExistsACLCheck {
 		if code := t.CheckACL(r.Path, jute.PermRead, c.Caller()); code != jute.OK {
