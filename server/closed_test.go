@@ -75,6 +75,34 @@ func TestWriteDeadlineClosesAStuckClient(t *testing.T) {
 	}
 }
 
+// A client that pipelines small reads and reads none of the replies is closed by the
+// write deadline as well: the connection's reader, which runs such reads and writes
+// their replies itself, blocks in that write, not forever.
+func TestWriteDeadlineClosesAStuckPipeliningReader(t *testing.T) {
+	old := writeDeadline
+	writeDeadline = 300 * time.Millisecond
+	t.Cleanup(func() { writeDeadline = old })
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/kb", Data: make([]byte, 100), Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("create: %d", h.Err)
+	}
+	var frames []byte
+	// About 20 MB of replies, under maxQueuedBytes, in runs of a few dozen KB (a read
+	// buffer's worth of requests), which the reader writes itself.
+	for i := 0; i < 120000; i++ {
+		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: int32(i + 2), Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/kb"})
+	}
+	go c.nc.Write(frames) // blocks once the server stops reading; ends with the close
+	awaitClosed(t, s, closedWriteTimeout, 1)
+	other := dial(t, s.Addr().String())
+	other.connect(0, nil)
+	if h := other.call(jute.OpExists, &jute.ExistsRequest{Path: "/kb"}, &jute.ExistsResponse{}); h.Err != 0 {
+		t.Fatalf("other client: %d", h.Err)
+	}
+}
+
 // Each way a connection ends is counted under its own reason.
 func TestCloseReasonsCounted(t *testing.T) {
 	s := startServer(t, func(c *Config) { c.MaxBuffer = 4096 })

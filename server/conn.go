@@ -24,7 +24,10 @@ import (
 // applied and answered (read-your-writes) and before any later write is proposed (so
 // it never sees a later write of its own session); the responder waits for proposed
 // writes in order and answers them; the writer drains the out queue and flushes when it
-// runs dry, so pipelined replies share writes.
+// runs dry, so pipelined replies share writes. A plain read with nothing of its
+// connection ahead of it (the processor idle, no write unanswered) is run by the reader
+// itself, which also writes the reply once no further frame is buffered: one goroutine
+// instead of three for the common read.
 type conn struct {
 	srv *Server
 	nc  net.Conn
@@ -38,6 +41,8 @@ type conn struct {
 	// left to write (kept here so that writing allocates nothing).
 	wbufs, wb net.Buffers
 	pending   chan *pending // decoded requests, for the processor
+	queued    atomic.Int64  // requests handed to the processor and not yet processed
+	wmu       sync.Mutex    // held to take frames from the outbox and write them, so frames go out in queue order
 	dec       jute.Decoder  // the reader's, reset for each frame
 	proposed  chan *pending // proposed writes and barriers, for the responder
 	inflight  atomic.Int64  // writes proposed and not yet answered
@@ -156,10 +161,11 @@ func (c *conn) serve() {
 	c.readLoop(br)
 }
 
-// readLoop decodes requests and hands them to the processor in arrival order. Writes
-// are proposed here, from this one goroutine, so they enter the log in that order.
+// readLoop decodes requests and hands them to the processor in arrival order, or runs
+// a plain read itself when the processor would run it at once (runsItself).
 func (c *conn) readLoop(br *bufio.Reader) {
 	var buf []byte
+	held := false // the outbox's wake-up is held: replies of reads this loop ran wait for its flush
 	for {
 		if c.readOnly {
 			// No leader expires a local session: a client silent for its timeout is gone,
@@ -183,12 +189,81 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		if !c.readOnly {
 			c.srv.node.Touch(c.sessionID(), c.timeout)
 		}
+		if c.runsItself(p) {
+			// Nothing of this connection is ahead of the read (the processor is idle,
+			// no write unanswered), so the reader runs it, and writes the reply itself
+			// unless another request is already buffered (the replies of pipelined
+			// reads then share one write).
+			if !held {
+				c.out.holdWake()
+				held = true
+			}
+			ok := c.process(p)
+			if !frameBuffered(br) || !ok {
+				held = false
+				if !c.flushHeld() {
+					return
+				}
+			}
+			if !ok {
+				return
+			}
+			continue
+		}
+		if held {
+			held = false
+			if !c.flushHeld() {
+				return
+			}
+		}
+		c.queued.Add(1)
 		select {
 		case c.pending <- p:
 		case <-c.done:
 			return
 		}
 	}
+}
+
+// runsItself reports whether the reader may run p itself: a plain read with nothing of
+// its connection ahead of it, which the processor would run at once.
+func (c *conn) runsItself(p *pending) bool {
+	if p.err != jute.OK || c.queued.Load() != 0 || c.inflight.Load() != 0 || c.srv.throttle.cfg.on() || c.readOnly {
+		return false
+	}
+	switch p.op {
+	case jute.OpGetData, jute.OpExists, jute.OpGetChildren, jute.OpGetChildren2, jute.OpGetACL, jute.OpPing:
+		return true
+	}
+	return false
+}
+
+// frameBuffered reports whether br holds a whole frame, which the reader takes without
+// waiting.
+func frameBuffered(br *bufio.Reader) bool {
+	if br.Buffered() < 4 {
+		return false // (Peek would wait for more)
+	}
+	b, _ := br.Peek(4)
+	n := int(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+	return br.Buffered() >= 4+n
+}
+
+// readerWriteMax is the most the reader writes itself; more (a large reply, or a queue
+// the client is slow to drain) is the writer's, so that the reader does not stop
+// reading while a socket drains.
+const readerWriteMax = 64 << 10
+
+// flushHeld ends the reader's hold on the writer's wake-up and writes what is queued,
+// unless the writer is writing (it is then woken to write it next) or there is much of
+// it; false means the connection is done.
+func (c *conn) flushHeld() bool {
+	if c.out.releaseWake() > readerWriteMax || !c.wmu.TryLock() {
+		c.out.signal()
+		return true
+	}
+	defer c.wmu.Unlock()
+	return c.writeQueued()
 }
 
 func (c *conn) logReadErr(err error) {
@@ -256,7 +331,9 @@ func (c *conn) processLoop() {
 		case <-c.done:
 			return
 		}
-		if !c.process(p) {
+		ok := c.process(p)
+		c.queued.Add(-1)
+		if !ok {
 			return
 		}
 	}
@@ -451,35 +528,47 @@ func (c *conn) writeLoop() {
 		case <-c.done:
 			return
 		}
-		frames, closing := c.out.take()
-		if len(frames) > 0 {
-			for _, f := range frames {
-				c.wbufs = append(c.wbufs, *f)
-			}
-			// Each write that makes progress gets a fresh deadline: a slow reader is
-			// served, one that reads nothing for writeDeadline is closed.
-			for c.wb = c.wbufs; len(c.wb) > 0; {
-				c.nc.SetWriteDeadline(time.Now().Add(writeDeadline))
-				n, err := writeFrames(c.nc, &c.wb)
-				if err != nil && (n == 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
-					c.close(writeReason(err))
-					return
-				}
-			}
-			c.sent.Add(int64(len(frames)))
-			c.srv.stats.sent.Add(int64(len(frames)))
-			clear(c.wbufs)
-			if c.wbufs = c.wbufs[:0]; cap(c.wbufs) > maxSpare {
-				c.wbufs = nil
-			}
-			releaseFrames(frames)
-			c.out.recycle(frames)
-		}
-		if closing {
-			c.close(closedAfterReply)
+		c.wmu.Lock()
+		ok := c.writeQueued()
+		c.wmu.Unlock()
+		if !ok {
 			return
 		}
 	}
+}
+
+// writeQueued writes everything queued with one writev (wmu held); false means the
+// connection is done (a write failed, or it was to close after its last reply).
+func (c *conn) writeQueued() bool {
+	frames, closing := c.out.take()
+	if len(frames) > 0 {
+		for _, f := range frames {
+			c.wbufs = append(c.wbufs, *f)
+		}
+		// Each write that makes progress gets a fresh deadline: a slow reader is
+		// served, one that reads nothing for writeDeadline is closed.
+		for c.wb = c.wbufs; len(c.wb) > 0; {
+			c.nc.SetWriteDeadline(time.Now().Add(writeDeadline))
+			n, err := writeFrames(c.nc, &c.wb)
+			if err != nil && (n == 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
+				c.close(writeReason(err))
+				return false
+			}
+		}
+		c.sent.Add(int64(len(frames)))
+		c.srv.stats.sent.Add(int64(len(frames)))
+		clear(c.wbufs)
+		if c.wbufs = c.wbufs[:0]; cap(c.wbufs) > maxSpare {
+			c.wbufs = nil
+		}
+		releaseFrames(frames)
+		c.out.recycle(frames)
+	}
+	if closing {
+		c.close(closedAfterReply)
+		return false
+	}
+	return true
 }
 
 // awaitMembership holds a reconfig's answer until Raft's configuration follows the new

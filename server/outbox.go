@@ -17,6 +17,7 @@ type outbox struct {
 	spare   []*[]byte // given back by the writer, empty; the next take's queue
 	bytes   int
 	closing bool          // write what is queued, then close
+	held    bool          // the reader writes what it queues itself (holdWake)
 	wake    chan struct{} // capacity 1: the writer has something to do
 }
 
@@ -35,9 +36,30 @@ func (o *outbox) push(f *[]byte) bool {
 	}
 	o.frames = append(o.frames, f)
 	o.bytes += len(*f)
+	held := o.held
 	o.mu.Unlock()
-	o.signal()
+	if !held {
+		o.signal()
+	}
 	return true
+}
+
+// holdWake makes pushes queue without waking the writer, until releaseWake: the
+// connection's reader, running a read itself, writes the reply it queues (and whatever
+// else was queued meanwhile) on its own, with no hand-off to the writer.
+func (o *outbox) holdWake() {
+	o.mu.Lock()
+	o.held = true
+	o.mu.Unlock()
+}
+
+// releaseWake ends holdWake; pushes wake the writer again. It reports how many bytes
+// are queued.
+func (o *outbox) releaseWake() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.held = false
+	return o.bytes
 }
 
 // closeAfter asks the writer to close the connection once what is queued is written.
