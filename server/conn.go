@@ -24,10 +24,11 @@ import (
 // applied and answered (read-your-writes) and before any later write is proposed (so
 // it never sees a later write of its own session); the responder waits for proposed
 // writes in order and answers them; the writer drains the out queue and flushes when it
-// runs dry, so pipelined replies share writes. A plain read with nothing of its
-// connection ahead of it (the processor idle, no write unanswered) is run by the reader
-// itself, which also writes the reply once no further frame is buffered: one goroutine
-// instead of three for the common read.
+// runs dry, so pipelined replies share writes. While the processor is idle the reader
+// stands in for it (only the reader hands it work, so nothing can overtake): it proposes
+// a write itself, and runs a plain read with no write of its connection unanswered,
+// writing the reply too once no further frame is buffered (one goroutine instead of
+// three for the common read).
 type conn struct {
 	srv *Server
 	nc  net.Conn
@@ -162,7 +163,8 @@ func (c *conn) serve() {
 }
 
 // readLoop decodes requests and hands them to the processor in arrival order, or runs
-// a plain read itself when the processor would run it at once (runsItself).
+// a plain read or proposes a write itself when the processor would do so at once
+// (runsItself, proposesItself).
 func (c *conn) readLoop(br *bufio.Reader) {
 	var buf []byte
 	held := false // the outbox's wake-up is held: replies of reads this loop ran wait for its flush
@@ -216,6 +218,12 @@ func (c *conn) readLoop(br *bufio.Reader) {
 				return
 			}
 		}
+		if c.proposesItself(p) {
+			if !c.process(p) {
+				return
+			}
+			continue
+		}
 		c.queued.Add(1)
 		select {
 		case c.pending <- p:
@@ -236,6 +244,15 @@ func (c *conn) runsItself(p *pending) bool {
 		return true
 	}
 	return false
+}
+
+// proposesItself reports whether the reader may propose the write p itself: the
+// processor is idle, so it would propose it at once (its answer is the responder's).
+func (c *conn) proposesItself(p *pending) bool {
+	if p.err != jute.OK || c.queued.Load() != 0 || c.srv.throttle.cfg.on() || c.readOnly {
+		return false
+	}
+	return jute.IsWrite(p.op) && p.op != jute.OpCloseSession && p.op != jute.OpReconfig
 }
 
 // frameBuffered reports whether br holds a whole frame, which the reader takes without
