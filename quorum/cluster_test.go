@@ -45,6 +45,24 @@ func openMember(t *testing.T, id string, dir string, peers []Peer) *Node {
 	return n
 }
 
+// openThree starts a 3-member cluster, each member in its own data dir, and closes the
+// members nodes holds when the test ends (a test may close, drop and reopen members).
+func openThree(t *testing.T) (peers []Peer, dirs map[string]string, nodes map[string]*Node) {
+	t.Helper()
+	peers = threePeers(t)
+	dirs, nodes = map[string]string{}, map[string]*Node{}
+	for _, p := range peers {
+		dirs[p.ID] = t.TempDir()
+		nodes[p.ID] = openMember(t, p.ID, dirs[p.ID], peers)
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	})
+	return peers, dirs, nodes
+}
+
 func leaderOf(t *testing.T, nodes map[string]*Node) *Node {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -121,18 +139,7 @@ func propose(t *testing.T, n *Node, e *Entry) *Result {
 // Three voters elect a leader, replicate writes to identical trees, survive the
 // leader's loss, and a restarted member catches up.
 func TestThreeMemberCluster(t *testing.T) {
-	peers := threePeers(t)
-	dirs := map[string]string{}
-	nodes := map[string]*Node{}
-	for _, p := range peers {
-		dirs[p.ID] = t.TempDir()
-		nodes[p.ID] = openMember(t, p.ID, dirs[p.ID], peers)
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
+	peers, dirs, nodes := openThree(t)
 	leader := leaderOf(t, nodes)
 	modes := map[string]int{}
 	for _, n := range nodes {

@@ -13,18 +13,7 @@ import (
 // A member restarted while the others wrote knows its leader before raft has brought it
 // what it missed; once Sync returns, it holds every write acknowledged before.
 func TestSyncBringsARestartedMemberUpToDate(t *testing.T) {
-	peers := threePeers(t)
-	dirs := map[string]string{}
-	nodes := map[string]*Node{}
-	for _, p := range peers {
-		dirs[p.ID] = t.TempDir()
-		nodes[p.ID] = openMember(t, p.ID, dirs[p.ID], peers)
-	}
-	defer func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	}()
+	peers, dirs, nodes := openThree(t)
 	leader, follower := leaderAndFollowerOf(t, nodes)
 	id := follower.ID()
 	follower.Close()
