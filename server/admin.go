@@ -230,7 +230,7 @@ func (s *Server) adminConns(secure bool) []any {
 		}
 		m := map[string]any{
 			"remote_socket_address": c.nc.RemoteAddr().String(), "interest_ops": 1,
-			"outstanding_requests": len(c.pending), "packets_received": c.recv.Load(), "packets_sent": c.sent.Load(),
+			"outstanding_requests": c.outstanding(), "packets_received": c.recv.Load(), "packets_sent": c.sent.Load(),
 			"session_id": fmt.Sprintf("0x%x", c.sessionID()), "session_timeout": c.timeout,
 			"established": c.started.UTC().Format(time.RFC3339),
 		}

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -100,6 +101,62 @@ func TestWriteDeadlineClosesAStuckPipeliningReader(t *testing.T) {
 	other.connect(0, nil)
 	if h := other.call(jute.OpExists, &jute.ExistsRequest{Path: "/kb"}, &jute.ExistsResponse{}); h.Err != 0 {
 		t.Fatalf("other client: %d", h.Err)
+	}
+}
+
+// A request that ends its connection after its reply (addauth of an unknown scheme, an
+// op no client may send) ends the processor, and nothing read after it runs: not a
+// write the reader would propose itself were the processor idle. The client here is slow
+// to read (its socket is full of earlier replies), which keeps the writer from closing
+// before the next request is read; before the processor left its request counted, the
+// create below was applied, and answered after the closing reply or not at all.
+func TestNothingRunsAfterAClosingRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		hdr     jute.RequestHeader
+		req     jute.Record
+		lastXid int32 // the closing reply's
+	}{
+		{"addauth of an unknown scheme", jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, &jute.AuthPacket{Scheme: "nope", Auth: []byte("x")}, jute.XidAuth},
+		{"an unknown op", jute.RequestHeader{Xid: 100, Type: 999}, nil, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServerLogging(t, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			c := dial(t, s.Addr().String())
+			c.connect(0, nil)
+			if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/big", Data: make([]byte, 512<<10), Acl: openACL}, nil); h.Err != 0 {
+				t.Fatalf("create /big: %d", h.Err)
+			}
+			var frames []byte
+			for i := 0; i < 16; i++ { // 8 MiB of replies the client does not read yet
+				frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: int32(10 + i), Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/big"})
+			}
+			frames = jute.AppendFrame(frames, &tc.hdr, tc.req)
+			if _, err := c.nc.Write(frames); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			c.nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: 200, Type: jute.OpCreate}, &jute.CreateRequest{Path: "/after", Acl: openACL}))
+			time.Sleep(200 * time.Millisecond)
+			var xids []int32
+			for {
+				b, err := jute.ReadFrame(c.br, nil, 4<<20)
+				if err != nil {
+					break
+				}
+				var h jute.ReplyHeader
+				h.Decode(jute.NewDecoder(b))
+				xids = append(xids, h.Xid)
+			}
+			if n := len(xids); n != 17 || xids[n-1] != tc.lastXid {
+				t.Errorf("replies %v, want the 16 getData replies and then the closing reply (xid %d) only", xids, tc.lastXid)
+			}
+			o := dial(t, s.Addr().String())
+			o.connect(0, nil)
+			if h := o.call(jute.OpExists, &jute.ExistsRequest{Path: "/after"}, &jute.ExistsResponse{}); jute.Code(h.Err) != jute.ErrNoNode {
+				t.Errorf("exists /after: %d, want NoNode: a create sent after the closing request ran", h.Err)
+			}
+		})
 	}
 }
 

@@ -38,11 +38,12 @@ type conn struct {
 	secure bool
 
 	out *outbox // encoded frames for the writer
-	// wbufs and wb are the writer's: the frames of one writev, and what of them is
-	// left to write (kept here so that writing allocates nothing).
+	// wbufs and wb belong to whoever holds wmu (the writer, or the reader writing its
+	// own replies): the frames of one writev, and what of them is left to write (kept
+	// here so that writing allocates nothing).
 	wbufs, wb net.Buffers
 	pending   chan *pending // decoded requests, for the processor
-	queued    atomic.Int64  // requests handed to the processor and not yet processed
+	queued    atomic.Int64  // requests handed to the processor and not yet processed (the last stays counted if it ended the processor)
 	wmu       sync.Mutex    // held to take frames from the outbox and write them, so frames go out in queue order
 	dec       jute.Decoder  // the reader's, reset for each frame
 	proposed  chan *pending // proposed writes and barriers, for the responder
@@ -234,9 +235,11 @@ func (c *conn) readLoop(br *bufio.Reader) {
 }
 
 // runsItself reports whether the reader may run p itself: a plain read with nothing of
-// its connection ahead of it, which the processor would run at once.
+// its connection ahead of it, which the processor would run at once. The ops are those
+// that change nothing of the connection (not addauth or sasl, which the processor
+// owns) and never close it.
 func (c *conn) runsItself(p *pending) bool {
-	if p.err != jute.OK || c.queued.Load() != 0 || c.inflight.Load() != 0 || c.srv.throttle.cfg.on() || c.readOnly {
+	if p.err != jute.OK || c.queued.Load() != 0 || c.inflight.Load() != 0 || c.srv.throttle.cfg.on() || c.readOnly || c.isDone() {
 		return false
 	}
 	switch p.op {
@@ -249,11 +252,27 @@ func (c *conn) runsItself(p *pending) bool {
 // proposesItself reports whether the reader may propose the write p itself: the
 // processor is idle, so it would propose it at once (its answer is the responder's).
 func (c *conn) proposesItself(p *pending) bool {
-	if p.err != jute.OK || c.queued.Load() != 0 || c.srv.throttle.cfg.on() || c.readOnly {
+	if p.err != jute.OK || c.queued.Load() != 0 || c.srv.throttle.cfg.on() || c.readOnly || c.isDone() {
 		return false
 	}
 	return jute.IsWrite(p.op) && p.op != jute.OpCloseSession && p.op != jute.OpReconfig
 }
+
+// isDone reports whether the connection is closed: the reader may still find whole
+// frames in its buffer after that, and nothing of them may run.
+func (c *conn) isDone() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// outstanding is how many of the connection's requests are read and not yet answered
+// or run (ZooKeeper's outstanding requests): those queued for the processor and the
+// writes proposed. A read the reader runs itself is never outstanding.
+func (c *conn) outstanding() int64 { return c.queued.Load() + c.inflight.Load() }
 
 // frameBuffered reports whether br holds a whole frame, which the reader takes without
 // waiting.
@@ -348,11 +367,13 @@ func (c *conn) processLoop() {
 		case <-c.done:
 			return
 		}
-		ok := c.process(p)
-		c.queued.Add(-1)
-		if !ok {
+		// A request that ends the connection (process false) leaves queued raised: the
+		// reader must never take a processor that has returned for an idle one, or a
+		// request read after it would run (runsItself, proposesItself).
+		if !c.process(p) {
 			return
 		}
+		c.queued.Add(-1)
 	}
 }
 

@@ -132,7 +132,7 @@ func (s *Server) nodeCount() int {
 func (s *Server) outstanding() int {
 	n := 0
 	for _, c := range s.connList() {
-		n += len(c.pending)
+		n += int(c.outstanding())
 	}
 	return n
 }
@@ -174,7 +174,7 @@ func (c *conn) describe(b *strings.Builder, full bool) {
 	if c.sessionID() == 0 {
 		interest = 0 // not past the handshake (a four-letter word, for one)
 	}
-	fmt.Fprintf(b, " /%s[%d](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr().String(), interest, len(c.pending), c.recv.Load(), c.sent.Load())
+	fmt.Fprintf(b, " /%s[%d](queued=%d,recved=%d,sent=%d", c.nc.RemoteAddr().String(), interest, c.outstanding(), c.recv.Load(), c.sent.Load())
 	if sid := c.sessionID(); full && sid != 0 {
 		c.stats.describeSession(b, sid, c.started, c.timeout)
 	}
