@@ -197,6 +197,15 @@ func openBolt(path string, readOnly bool) (b *raftboltdb.BoltStore, err error) {
 		}
 		return nil, fmt.Errorf("persistence: open %s: %w", path, err)
 	}
+	if !readOnly {
+		// The term and vote a run killed during bbolt's commit left in the page cache are
+		// what raft reads now: on the disk before raft acts on them (the WAL does the same
+		// with the frames it replays).
+		if err := b.Sync(); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("persistence: fdatasync of %s: %w", path, err)
+		}
+	}
 	return b, nil
 }
 

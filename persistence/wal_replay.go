@@ -28,7 +28,11 @@ func segmentFiles(dir string) ([]uint32, error) {
 	return seqs, nil
 }
 
-// replay reads every segment in order and rebuilds the live entries.
+// syncReplayed is replay's fdatasync of each segment it read; tests count it.
+var syncReplayed = fdatasync
+
+// replay reads every segment in order, rebuilds the live entries and, unless the log is
+// read-only, makes every segment durable: what it read is what the log now vouches for.
 func (w *WAL) replay() error {
 	seqs, err := segmentFiles(w.dir)
 	if err != nil {
@@ -79,6 +83,14 @@ func (w *WAL) replay() error {
 			return err
 		}
 		w.segs = append(w.segs, &segment{seq: seq, path: path, f: file, tail: off, size: int64(len(data))})
+		if !w.readOnly {
+			// A run killed during an fdatasync leaves a whole frame that may be only in
+			// the page cache; from here on it counts as durable (raft answers for it, a
+			// durable notice trusts it), so it must be on the disk before anyone is told.
+			if err := syncReplayed(file); err != nil {
+				return fmt.Errorf("persistence: fdatasync of %s after replay: %w", path, err)
+			}
+		}
 	}
 	for i, r := range w.live {
 		if r.n == 0 {

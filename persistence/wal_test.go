@@ -403,6 +403,45 @@ func TestWALTwoTruncationsAcrossSegments(t *testing.T) {
 	expectLog(t, w, 1, 6, twoTruncationsTerm)
 }
 
+// A run killed in the middle of an fdatasync can leave a whole frame that is only in the
+// page cache, and replay lists it with the rest; reopening the log for writing makes
+// every segment durable before the log answers for them (a read-only open touches
+// nothing).
+func TestWALReopenMakesReplayedSegmentsDurable(t *testing.T) {
+	dir := t.TempDir()
+	w := twoTruncations(t, dir)
+	w.Close()
+	seqs, err := segmentFiles(dir)
+	if err != nil || len(seqs) < 2 {
+		t.Fatalf("segments %v, %v: want several", seqs, err)
+	}
+	synced := map[string]bool{}
+	syncReplayed = func(f *os.File) error {
+		synced[filepath.Base(f.Name())] = true
+		return fdatasync(f)
+	}
+	defer func() { syncReplayed = fdatasync }()
+	ro, err := OpenWAL(dir, 1024, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.Close()
+	if len(synced) != 0 {
+		t.Fatalf("a read-only open synced %v", synced)
+	}
+	w = mustOpenWAL(t, dir, 1024)
+	for _, seq := range seqs {
+		if !synced[segmentName(seq)] {
+			t.Errorf("%s was not made durable on reopen (synced: %v)", segmentName(seq), synced)
+		}
+	}
+	syncReplayed = func(*os.File) error { return errors.New("disk gone") }
+	w.Close()
+	if _, err := OpenWAL(dir, 1024, false); err == nil {
+		t.Fatal("a reopen whose fdatasync failed was accepted")
+	}
+}
+
 // Deleting everything removes the other segments oldest first: a crash after any
 // number of removals leaves the newest ones, which replay reads (the reset in the
 // current segment empties the log), never a gap before a segment that needs what was

@@ -94,7 +94,11 @@
 //     leader's no-op with nothing after its snapshot).
 //   - A client is answered after the apply, so an acknowledged write is on a majority of
 //     disks, as before. A leader that crashes with its pending frame lost (a power cut:
-//     kill -9 leaves it in the page cache) lost only entries nobody applied.
+//     kill -9 leaves it in the page cache) lost only entries nobody applied. A member
+//     killed during an fdatasync (its own or the syncer's) may come back with a whole
+//     frame that is still only in the page cache; the WAL fdatasyncs every segment it
+//     replays before it opens, so what a restarted member's log holds is on its disk
+//     before raft or a durable notice counts it.
 //
 // Durable notices: a follower of three voters applies without the leader's count
 // (durable_notice.go). When the leader's syncer has made its newest deferred batch
