@@ -160,6 +160,43 @@ func TestNothingRunsAfterAClosingRequest(t *testing.T) {
 	}
 }
 
+// A client that pipelines watching reads behind a write and then goes away leaves no
+// watch behind: the processor may still run some of the queued reads after the close
+// removed the connection's watches, and those set none (ZooKeeper's WatchManager skips
+// a dead watcher), so the watch count goes back to 0.
+func TestClosedConnectionLeavesNoWatch(t *testing.T) {
+	s := startServer(t, nil)
+	for round := 0; round < 20; round++ {
+		c := dial(t, s.Addr().String())
+		c.connect(0, nil)
+		var frames []byte
+		c.xid++
+		frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpCreate},
+			&jute.CreateRequest{Path: fmt.Sprintf("/r%d", round), Acl: openACL})
+		for i := 0; i < 2000; i++ {
+			c.xid++
+			frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpExists},
+				&jute.ExistsRequest{Path: fmt.Sprintf("/missing/%d/%d", round, i), Watch: true})
+		}
+		c.nc.Write(frames)
+		c.nc.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := s.node.FSM.Watches.Count()
+		s.mu.Lock()
+		conns := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 && conns == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d watches still registered, %d connections, after every client closed", n, conns)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // Each way a connection ends is counted under its own reason.
 func TestCloseReasonsCounted(t *testing.T) {
 	s := startServer(t, func(c *Config) { c.MaxBuffer = 4096 })

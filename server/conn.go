@@ -149,6 +149,10 @@ func (c *conn) serve() {
 		return
 	}
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	// A connection without a session is closed after sessionlessTimeout, as ZooKeeper's
+	// (zookeeper.nio.sessionlessCnxnTimeout): an idle or half-sent handshake must not
+	// hold its goroutine and its maxClientCnxns place for good.
+	c.nc.SetReadDeadline(time.Now().Add(sessionlessTimeout))
 	if handled := c.maybeFourLetter(br); handled {
 		c.close(closedFourLetter)
 		return
@@ -157,6 +161,7 @@ func (c *conn) serve() {
 		c.close(closedHandshake)
 		return
 	}
+	c.nc.SetReadDeadline(time.Time{})
 	go c.writeLoop()
 	go c.processLoop()
 	go c.respondLoop()
@@ -257,6 +262,10 @@ func (c *conn) proposesItself(p *pending) bool {
 	}
 	return jute.IsWrite(p.op) && p.op != jute.OpCloseSession && p.op != jute.OpReconfig
 }
+
+// Gone reports whether the connection is closed (watch.Mortal): a read that runs as it
+// closes sets no watch, since close has removed its watches already or is about to.
+func (c *conn) Gone() bool { return c.isDone() }
 
 // isDone reports whether the connection is closed: the reader may still find whole
 // frames in its buffer after that, and nothing of them may run.

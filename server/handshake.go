@@ -11,6 +11,11 @@ import (
 	"github.com/zkraft/zkraft/session"
 )
 
+// sessionlessTimeout is how long a connection may go without a session: its
+// ConnectRequest (or four-letter word) must have arrived by then (ZooKeeper's
+// zookeeper.nio.sessionlessCnxnTimeout, 10 s). A variable for tests.
+var sessionlessTimeout = 10 * time.Second
+
 // handshake reads the ConnectRequest and answers it: a new session is created through
 // the log; an existing one is reattached if its password matches. false closes the
 // connection (a refused or failed handshake).
@@ -81,7 +86,15 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		resp.SessionId, resp.Passwd = s.ID, s.Password
 	}
 	c.bind(&resp)
-	c.srv.attach(resp.SessionId, c)
+	if !c.srv.attach(resp.SessionId, c) {
+		return false // closed while the handshake waited (no leader, a snapshot installed)
+	}
+	if req.SessionId != 0 && !c.sessionLives(req.SessionId) {
+		// Its closeSession (an expiry) was applied after the session was looked up and
+		// before the connection was attached, so it found no connection to close.
+		c.answerExpired(resp)
+		return false
+	}
 	c.srv.node.Touch(resp.SessionId, resp.TimeOut)
 	f := jute.AppendFrame(nil, &resp)
 	c.out.push(&f)
@@ -112,13 +125,21 @@ func (c *conn) answerExpired(resp jute.Connected) {
 	c.nc.Write(jute.AppendFrame(nil, &resp))
 }
 
-// caughtUp waits until this member has applied what the client has seen (it may come
-// from a member that is ahead), for at most a quarter of the session timeout, so the
-// client never travels back in time; false refuses the client, which tries another
-// member.
+// sessionLives reports whether session id is still in the session table.
+func (c *conn) sessionLives(id int64) bool {
+	found := false
+	c.srv.node.FSM.Read(func(_ *datatree.Tree, t *session.Table) { _, found = t.Get(id) })
+	return found
+}
+
+// caughtUp waits until this cluster member has applied what the client has seen (it may
+// come from a member that is ahead), for at most a quarter of the session timeout, so
+// the client never travels back in time; false refuses the client, which tries another
+// member. A standalone server has nothing to wait for and refuses at once, as
+// ZooKeeper does.
 func (c *conn) caughtUp(seen int64, timeout int32) bool {
 	last := c.srv.node.FSM.LastZxid()
-	if seen <= last || c.srv.node.FSM.WaitApplied(seen, time.Duration(timeout)*time.Millisecond/4) {
+	if seen <= last || (c.srv.node.IsClustered() && c.srv.node.FSM.WaitApplied(seen, time.Duration(timeout)*time.Millisecond/4)) {
 		return true
 	}
 	c.srv.log.Warn("refusing session: client has seen a newer zxid than this member could catch up with", "client", c.nc.RemoteAddr().String(),

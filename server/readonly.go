@@ -104,10 +104,10 @@ func (s *Server) localValid(id int64, pw []byte) bool {
 }
 
 // attachLocal makes c the read-only connection of local session id, closing one it
-// replaces; false if read-only mode has ended meanwhile.
+// replaces; false if read-only mode has ended meanwhile, or c was closed (see attach).
 func (s *Server) attachLocal(c *conn, id int64, pw []byte, timeout int32) bool {
 	s.mu.Lock()
-	if s.local == nil {
+	if _, open := s.conns[c]; s.local == nil || !open {
 		s.mu.Unlock()
 		return false
 	}

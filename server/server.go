@@ -335,12 +335,18 @@ func (s *Server) removeConn(c *conn) {
 }
 
 // attach makes c the connection of session id here, closing an older one (the client
-// moved to a new connection).
-func (s *Server) attach(id int64, c *conn) {
+// moved to a new connection). It refuses (false) a connection that was closed meanwhile:
+// removeConn, which close calls, has then already run and would not find it again.
+func (s *Server) attach(id int64, c *conn) bool {
 	s.mu.Lock()
+	if _, open := s.conns[c]; !open {
+		s.mu.Unlock()
+		return false
+	}
 	old := s.swap(id, c)
 	s.mu.Unlock()
 	closeReplaced(old)
+	return true
 }
 
 // swap makes c the connection of session id and returns the one it replaces, if any

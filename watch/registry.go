@@ -13,6 +13,15 @@ type Watcher interface {
 	Notify(ev *jute.WatcherEvent, zxid int64)
 }
 
+// Mortal is a Watcher that can be gone (a closed connection). Add registers nothing for
+// one whose Gone reports true, as ZooKeeper's WatchManager skips a dead watcher: a watch
+// set by a read that runs while its connection closes is then never left behind. Gone
+// must turn true before its owner calls RemoveWatcher, which makes the two race-free
+// (both take the registry's lock).
+type Mortal interface {
+	Gone() bool
+}
+
 // Kind is what a watch was set for.
 type Kind uint8
 
@@ -77,6 +86,9 @@ func New() *Registry {
 func (r *Registry) Add(w Watcher, path string, k Kind) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if m, ok := w.(Mortal); ok && m.Gone() {
+		return
+	}
 	e := r.byPath[path]
 	id, known := r.ids[w]
 	var old Kind

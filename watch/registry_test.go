@@ -343,3 +343,32 @@ func recount(r *Registry) (count, watchers, watched, pairs, recursive int) {
 	}
 	return count, len(conns), watched, pairs, recursive
 }
+
+// mortalRec is a watcher that can be gone, as a closed connection is.
+type mortalRec struct {
+	rec
+	gone bool
+}
+
+func (m *mortalRec) Gone() bool { return m.gone }
+
+// A watch set for a watcher that is gone is not registered (ZooKeeper's WatchManager
+// skips a dead watcher): a read that runs while its connection closes leaves nothing
+// behind once the connection's watches are removed.
+func TestNoWatchIsAddedForAGoneWatcher(t *testing.T) {
+	r := New()
+	w := &mortalRec{}
+	r.Add(w, "/a", Data)
+	w.gone = true
+	r.RemoveWatcher(w)
+	for _, k := range []Kind{Data, Child, Persistent, PersistentRecursive} {
+		r.Add(w, "/b", k)
+	}
+	if n := r.Count(); n != 0 {
+		t.Fatalf("%d watches registered for a gone watcher", n)
+	}
+	r.Trigger(jute.EventNodeDataChanged, "/b", 1, nil, nil)
+	if len(w.events) != 0 {
+		t.Fatalf("a gone watcher was notified: %v", w.events)
+	}
+}
