@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // checkBoltFile looks at raft.db before bbolt opens it. bbolt trusts the page count in
@@ -31,7 +32,15 @@ func checkBoltFile(path string) error {
 		return fmt.Errorf("persistence: %w", err)
 	}
 	if fi.Size() == 0 {
-		return &CorruptError{Path: path, What: "the file is empty"}
+		// A first start killed inside bbolt's open leaves an empty file, which bbolt
+		// initializes; with a log or a snapshot beside it, a term and vote were lost.
+		if segs, _ := segmentFiles(WALDir(filepath.Dir(path))); len(segs) > 0 {
+			return &CorruptError{Path: path, What: "the file is empty, beside a transaction log"}
+		}
+		if snaps, _ := os.ReadDir(SnapshotDir(filepath.Dir(path))); len(snaps) > 0 {
+			return &CorruptError{Path: path, What: "the file is empty, beside snapshots"}
+		}
+		return nil
 	}
 	const (
 		header   = 16

@@ -14,6 +14,13 @@
 // CRC-32C. Open refuses a damaged store with a CorruptError that names the file and the
 // fault. A write is acknowledged only after its frame is fdatasynced on a quorum.
 //
+// Crash recovery makes what a killed run left durable before the store is used: the
+// replayed segments and the log directory are synced, raft.db too. Two limits remain:
+// replay reads through the page cache, so after a failed fdatasync (the log then takes
+// no more writes) a restart can trust pages the kernel marked clean though they never
+// reached the disk (reboot the machine, or wipe the member, after an I/O error); and the
+// snapshot store relies on a file system that orders directory updates (ext4, XFS).
+//
 // # Apache ZooKeeper 3.x data directories
 //
 // ReadZooKeeper and WriteZooKeeperSnapshot read and write the on-disk format of

@@ -260,3 +260,57 @@ func TestInterruptedSnapshotIsIgnored(t *testing.T) {
 		t.Fatalf("read %q", b)
 	}
 }
+
+// A first start killed inside bbolt's open leaves an empty raft.db, which bbolt
+// initializes; an empty raft.db beside a transaction log lost a term and a vote, and
+// stops the start.
+func TestEmptyRaftDBOnlyOnAFirstStart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(StablePath(dir), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := openStore(t, dir)
+	if err != nil {
+		t.Fatalf("an empty raft.db of a first start: %v", err)
+	}
+	fill(t, s, 1, 5)
+	s.Close()
+	if err := os.WriteFile(StablePath(dir), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if s, err = openStore(t, dir); !errors.As(err, &ce) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("an empty raft.db beside a log: %v, want a CorruptError", err)
+	}
+}
+
+// Raft removes an old snapshot file by file, meta.json first: a crash can leave a
+// directory without it, which is skipped as raft skips it, if a whole snapshot is newer.
+// The newest snapshot without its meta.json is damage, and stops the start.
+func TestPartlyReapedSnapshotIsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, 1, 40)
+	old := snapshot(t, s, 20, []byte("older state"))
+	newest := snapshot(t, s, 30, []byte("newer state"))
+	s.Close()
+	if err := os.Remove(filepath.Join(old, "meta.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := openAndReadNewest(t, dir); err != nil {
+		t.Fatalf("an old snapshot half removed stops the start: %v", err)
+	}
+	if err := os.Remove(filepath.Join(newest, "meta.json")); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if err := openAndReadNewest(t, dir); !errors.As(err, &ce) {
+		t.Fatalf("the newest snapshot without meta.json: %v, want a CorruptError", err)
+	}
+}

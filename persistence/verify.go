@@ -54,12 +54,17 @@ func snapshotMetas(dir string) ([]*snapshotMeta, error) {
 		return nil, err
 	}
 	var out []*snapshotMeta
+	var metaless []string // directories without meta.json
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
 			continue // a snapshot a crash interrupted is not one
 		}
 		path := filepath.Join(dir, e.Name(), "meta.json")
 		b, err := os.ReadFile(path)
+		if os.IsNotExist(err) {
+			metaless = append(metaless, e.Name())
+			continue
+		}
 		if err != nil {
 			return nil, &CorruptError{Path: path, What: err.Error()}
 		}
@@ -80,6 +85,17 @@ func snapshotMetas(dir string) ([]*snapshotMeta, error) {
 		}
 		return a.ID > b.ID
 	})
+	// Raft removes an old snapshot file by file (meta.json first, in name order), so a
+	// crash can leave one without its meta.json: older than a whole one, it is that, and
+	// raft skips it too. One that is not older than every whole snapshot is damage.
+	for _, name := range metaless {
+		var term, index, ms uint64
+		if _, err := fmt.Sscanf(name, "%d-%d-%d", &term, &index, &ms); err != nil || len(out) == 0 ||
+			term > out[0].Term || (term == out[0].Term && index >= out[0].Index) {
+			path := filepath.Join(dir, name, "meta.json")
+			return nil, &CorruptError{Path: path, What: "missing, in a snapshot not older than every whole one"}
+		}
+	}
 	return out, nil
 }
 

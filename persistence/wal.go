@@ -106,6 +106,12 @@ func OpenWAL(dir string, segSize int64, readOnly bool) (*WAL, error) {
 		return nil, err
 	}
 	if !readOnly {
+		// The segments' names are durable too: a run killed between a roll's rename and
+		// its directory fsync left a segment this run trusts and writes to.
+		if err := syncDir(dir); err != nil {
+			w.closeFiles()
+			return nil, fmt.Errorf("persistence: fsync of %s: %w", dir, err)
+		}
 		w.next = newPreparer(filepath.Join(dir, "wal-next.tmp"), segSize)
 		w.startSyncer()
 	}
@@ -411,8 +417,13 @@ func (w *WAL) removeDropped() error {
 	for _, s := range gone {
 		s.f.Close()
 	}
-	for _, s := range gone {
+	for i, s := range gone {
 		if err := removeFile(s.path); err != nil && !os.IsNotExist(err) {
+			// The rest are removed by the next call, still oldest first: a segment left
+			// behind while newer ones go would stand before a gap at the next replay.
+			w.mu.Lock()
+			w.dropped = append(append([]*segment(nil), gone[i:]...), w.dropped...)
+			w.mu.Unlock()
 			return err
 		}
 	}

@@ -83,7 +83,7 @@ func (p *preparer) reuse() (*os.File, error) {
 	}
 	fi, err := f.Stat()
 	hdr := make([]byte, walHeaderSize)
-	if err != nil || fi.Size() != p.size || func() error { _, err := f.ReadAt(hdr, 0); return err }() != nil || checkWALHeader(hdr) != nil {
+	if err != nil || fi.Size() != p.size || func() error { _, err := f.ReadAt(hdr, 0); return err }() != nil || checkWALHeader(hdr) != nil || !zeroBody(f, p.size) {
 		f.Close()
 		return nil, nil
 	}
@@ -92,4 +92,18 @@ func (p *preparer) reuse() (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// zeroBody reports whether everything after the header of f is zeros. A prepared file
+// that holds frames is a segment whose rename a power cut took back: its frames must not
+// be read again after the ones a new segment gets, so it is written anew.
+func zeroBody(f *os.File, size int64) bool {
+	buf := make([]byte, 1<<20)
+	for off := int64(walHeaderSize); off < size; off += int64(len(buf)) {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if err != nil || !allZero(buf[:n]) {
+			return false
+		}
+	}
+	return true
 }

@@ -403,6 +403,123 @@ func TestWALTwoTruncationsAcrossSegments(t *testing.T) {
 	expectLog(t, w, 1, 6, twoTruncationsTerm)
 }
 
+// A segment whose rename a power cut took back (a run killed between a roll's rename and
+// its directory fsync, the next run writing frames into it) is wal-next.tmp again, full
+// of frames. The preparer does not reuse such a file as it is: were its frames left
+// behind the new segment's first ones, replay would read the older term's entries after
+// the newer one. (Reopening the log now also fsyncs its directory, which closes the
+// window that leads here.)
+func TestWALPreparedFileWithFramesIsWrittenAnew(t *testing.T) {
+	dir := t.TempDir()
+	const segSize = 4096
+	w := mustOpenWAL(t, dir, segSize)
+	var i uint64
+	for i = 1; ; i++ { // one entry per frame until three frames are in segment 2
+		if err := w.StoreLogs(entries(i, i, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if len(w.segs) == 2 && w.segs[1].tail > walHeaderSize+3*40 {
+			break
+		}
+	}
+	last := i
+	var inSeg1 uint64
+	for j := uint64(1); j <= last; j++ {
+		if w.live[j-w.first].seg == 1 {
+			inSeg1 = j
+		}
+	}
+	w.Close()
+
+	// The power cut takes back the rename of wal-next.tmp to segment 2 (and the creation
+	// of the next wal-next.tmp): the inode with its fdatasynced frames is wal-next.tmp.
+	if err := os.Rename(filepath.Join(dir, segmentName(2)), filepath.Join(dir, "wal-next.tmp")); err != nil {
+		t.Fatal(err)
+	}
+	w = mustOpenWAL(t, dir, segSize)
+	if l, _ := w.LastIndex(); l != inSeg1 {
+		t.Fatalf("after the lost rename the log ends at %d, want %d", l, inSeg1)
+	}
+	// A new term's leader writes entry inSeg1+1 again; it does not fit segment 1, so the
+	// WAL rolls onto the reused wal-next.tmp.
+	if err := w.StoreLogs(entries(inSeg1+1, inSeg1+1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	w, err := OpenWAL(dir, segSize, false)
+	if err != nil {
+		t.Fatalf("reopen refused: %v", err)
+	}
+	defer w.Close()
+	expectLog(t, w, 1, inSeg1+1, func(i uint64) uint64 {
+		if i > inSeg1 {
+			return 2
+		}
+		return 1
+	})
+}
+
+// A segment whose removal failed is removed by the next compaction, still before the
+// newer ones: left behind while they go, it would stand before a gap at the next replay.
+func TestWALRetriesAFailedSegmentRemoval(t *testing.T) {
+	dir := t.TempDir()
+	w := mustOpenWAL(t, dir, 1024)
+	defer w.Close()
+	for i := uint64(1); i <= 60; i++ {
+		if err := w.StoreLogs(entries(i, i, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := segmentFiles(dir)
+	failed := ""
+	removeFile = func(p string) error {
+		if failed == "" {
+			failed = p
+			return errors.New("EIO")
+		}
+		return os.Remove(p)
+	}
+	defer func() { removeFile = os.Remove }()
+	if err := w.DeleteRange(1, 30); err == nil {
+		t.Fatal("the failed removal was not reported")
+	}
+	if _, err := os.Stat(failed); err != nil {
+		t.Fatalf("the segment whose removal failed is gone: %v", err)
+	}
+	if err := w.DeleteRange(31, 50); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(failed); !os.IsNotExist(err) {
+		t.Fatalf("%s is still there after the next compaction (%v)", failed, err)
+	}
+	after, _ := segmentFiles(dir)
+	if len(after) >= len(before) || after[0] <= before[0] {
+		t.Fatalf("segments %v before, %v after", before, after)
+	}
+	w.Close()
+	w = mustOpenWAL(t, dir, 1024) // no gap: the older segment did not outlive the newer ones
+	// (a reopened log may start before the compacted point: its first kept segment is read whole)
+	if f, _ := w.FirstIndex(); f > 51 || f <= 30 {
+		t.Fatalf("reopened log starts at %d, want 31..51", f)
+	}
+	expectLogTail(t, w, 51, 60)
+}
+
+// expectLogTail checks that w holds from..to of term 1 and nothing after.
+func expectLogTail(t *testing.T, w *WAL, from, to uint64) {
+	t.Helper()
+	if l, _ := w.LastIndex(); l != to {
+		t.Fatalf("log ends at %d, want %d", l, to)
+	}
+	for i := from; i <= to; i++ {
+		var e raft.Log
+		if err := w.GetLog(i, &e); err != nil || e.Index != i || string(e.Data) != fmt.Sprintf("entry-%d-term-1", i) {
+			t.Fatalf("entry %d: %+v, %v", i, e, err)
+		}
+	}
+}
+
 // A run killed in the middle of an fdatasync can leave a whole frame that is only in the
 // page cache, and replay lists it with the rest; reopening the log for writing makes
 // every segment durable before the log answers for them (a read-only open touches

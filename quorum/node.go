@@ -162,6 +162,10 @@ type Node struct {
 	conns atomic.Uint64
 	// peerConns are the members' streams accepted on the peer port, closed with the node.
 	peerConns sync.Map // net.Conn -> struct{}
+	// streamGen numbers the accepted streams; streams says which is each member's newest
+	// (newest_stream.go).
+	streamGen atomic.Uint64
+	streams   newestStreams
 	// proposalSizes are the sizes of the entries proposed while leading (mntr, srvr).
 	proposalSizes *proposalSizes
 }

@@ -173,6 +173,7 @@ func (n *Node) servePeer(c net.Conn) {
 		go n.writePeer(c, &member, refused, done)
 	}
 	refusing := false
+	gen := n.streamGen.Add(1) // this stream's place among the accepted ones (newest_stream.go)
 	br := bufio.NewReader(c)
 	for {
 		b, err := readFrame(br)
@@ -199,6 +200,7 @@ func (n *Node) servePeer(c net.Conn) {
 				return
 			}
 			id := string(p[1 : 1+int(p[0])])
+			n.streams.whileNewest(id, gen, func() {})
 			if m := member.Load(); m == nil || *m != id {
 				member.Store(&id)
 				n.commits.notify() // the writer may send a durable notice now
@@ -220,15 +222,24 @@ func (n *Node) servePeer(c net.Conn) {
 				return
 			}
 			key := waitKey{conn: e.Conn, seq: e.Seq}
-			// Once this member has refused an entry as not the leader, it refuses the rest
-			// of the stream too: none of them is appended after one that was not.
+			// Once this member has refused an entry as not the leader, or the member has
+			// opened a newer stream, it refuses the rest of the stream too: none of them
+			// is appended after one that was not.
 			if refusing = refusing || n.raft.State() != raft.Leader; refusing {
 				proposals <- proposal{key: key, err: raft.ErrNotLeader}
 				continue
 			}
-			e.Time = time.Now().UnixMilli()
-			n.judgeReconfig(e)
-			proposals <- proposal{key: key, f: n.applyEntry(e.Op, e.restamp(body))}
+			var f raft.ApplyFuture
+			if !n.streams.whileNewest(e.Origin, gen, func() {
+				e.Time = time.Now().UnixMilli()
+				n.judgeReconfig(e)
+				f = n.applyEntry(e.Op, e.restamp(body))
+			}) {
+				refusing = true
+				proposals <- proposal{key: key, err: raft.ErrNotLeader}
+				continue
+			}
+			proposals <- proposal{key: key, f: f}
 		default:
 			return
 		}
