@@ -135,8 +135,17 @@ func (s *Server) adminAuthorize(header string, perm int32, path string) (int, st
 	id := datatree.DigestID(parts[1])
 	caller := datatree.Caller{Ids: []jute.Id{{Scheme: "digest", Id: id}}}
 	caller.Super = s.cfg.SuperDigest != "" && id == s.cfg.SuperDigest
-	code := jute.ErrNoNode
-	s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { code = t.CheckACL(path, perm, caller) })
+	// Every bit of perm, each on its own: an ACL check passes when the caller holds any
+	// one bit of what is asked, and a snapshot (perm ALL on /) must not go to a caller
+	// that may only read the root (ZooKeeper 3.9.4, ZOOKEEPER-4964).
+	code := jute.OK
+	s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {
+		for bit := int32(1); bit <= perm && code == jute.OK; bit <<= 1 {
+			if perm&bit != 0 {
+				code = t.CheckACL(path, bit, caller)
+			}
+		}
+	})
 	if code != jute.OK {
 		return http.StatusForbidden, "Not authorized"
 	}

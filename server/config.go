@@ -230,8 +230,13 @@ func (c *Config) x509Registered() bool {
 	return c.X509Provider || c.SecureClientPort != 0 || c.PortUnification
 }
 
-// fourLetterAllowed reports whether cmd is whitelisted.
+// fourLetterAllowed reports whether cmd is whitelisted. srvr always is (zkServer.sh
+// status needs it), and isro is with read-only mode on, as ZooKeeper's
+// FourLetterCommands.isEnabled adds them to any whitelist.
 func (c *Config) fourLetterAllowed(cmd string) bool {
+	if cmd == "srvr" || (cmd == "isro" && c.ReadOnlyMode) {
+		return true
+	}
 	for _, w := range c.FourLetterWhitelist {
 		if w == "*" || w == cmd {
 			return true

@@ -358,8 +358,10 @@ func TestReconnectKeepsSessionAndWrongPasswordIsRefused(t *testing.T) {
 	}
 }
 
+// The whitelist lets through what it lists, and srvr whatever it lists (zkServer.sh
+// status needs it; ZooKeeper's FourLetterCommands adds it, and isro with read-only mode).
 func TestFourLetterWords(t *testing.T) {
-	s := startServer(t, func(c *Config) { c.FourLetterWhitelist = []string{"ruok", "srvr"} })
+	s := startServer(t, func(c *Config) { c.FourLetterWhitelist = []string{"ruok"} })
 	ask := func(cmd string) string {
 		nc, err := net.Dial("tcp", s.Addr().String())
 		if err != nil {
@@ -378,6 +380,13 @@ func TestFourLetterWords(t *testing.T) {
 	}
 	if got := ask("dump"); got != "dump is not executed because it is not in the whitelist.\n" {
 		t.Fatalf("dump: %q", got)
+	}
+	if got := ask("isro"); got != "isro is not executed because it is not in the whitelist.\n" {
+		t.Fatalf("isro without read-only mode: %q", got)
+	}
+	ro := &Config{FourLetterWhitelist: []string{"ruok"}, ReadOnlyMode: true}
+	if !ro.fourLetterAllowed("isro") || ro.fourLetterAllowed("dump") {
+		t.Fatal("with read-only mode on, isro must be whitelisted, and nothing else added")
 	}
 }
 
