@@ -80,7 +80,9 @@ func (t *Tree) multi(tx Txn, m *jute.MultiRequest) (jute.Record, jute.Code, []Ev
 	}
 
 	t.undo = make([]func(), 0, 2*len(steps))
-	if t.enforceQuota && len(t.quotas) > 0 {
+	if t.enforceQuota {
+		// Even with no quota yet: one the multi creates must not apply to its own later
+		// ops, which ZooKeeper checks against the committed tree.
 		t.multiQuota = t.quotaBase()
 	}
 	applied := false

@@ -139,3 +139,32 @@ func TestMultiMarshallingErrors(t *testing.T) {
 		t.Errorf("createTTL re-typed: %+v %v", resp, code)
 	}
 }
+
+// Multi rollback must restore the ephemeral and container indexes.
+func TestMultiRollbackRestoresTheIndexes(t *testing.T) {
+	f := newFixture(t)
+	sess := Caller{Session: 0x77}
+	f.mustCreateAs(sess, "/e", jute.FlagEphemeral, world)
+	f.apply(anyone, jute.OpCreateContainer, &jute.CreateRequest{Path: "/c", Acl: world, Flags: jute.FlagContainer})
+	_, code, _ := f.tree.Apply(f.txn(sess), jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+		mop(jute.OpDelete, &jute.DeleteRequest{Path: "/e", Version: -1}),
+		mop(jute.OpCreate, &jute.CreateRequest{Path: "/e2", Acl: world, Flags: jute.FlagEphemeral}),
+		mop(jute.OpDelete, &jute.DeleteRequest{Path: "/c", Version: -1}),
+		mop(jute.OpCreateContainer, &jute.CreateRequest{Path: "/c2", Acl: world, Flags: jute.FlagContainer}),
+		mop(jute.OpCreate, &jute.CreateRequest{Path: "/c2/k", Acl: world}),
+		mop(jute.OpDelete, &jute.DeleteRequest{Path: "/c2/k", Version: -1}),
+		mop(jute.OpCheck, &jute.CheckVersionRequest{Path: "/nope", Version: -1}),
+	}})
+	if code != jute.OK {
+		t.Fatal(code)
+	}
+	if got := f.tree.Ephemerals(0x77, ""); len(got) != 1 || got[0] != "/e" {
+		t.Errorf("ephemerals after rollback %v", got)
+	}
+	if got := f.tree.CleanupCandidates(1 << 60); len(got) != 0 {
+		t.Errorf("cleanup candidates after rollback %v", got)
+	}
+	if ev := f.tree.CloseSession(f.txn(anyone), 0x77); len(ev) != 2 {
+		t.Errorf("close events %v", ev)
+	}
+}

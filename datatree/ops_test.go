@@ -390,3 +390,16 @@ func TestEventsCarryTheACLAtTheChange(t *testing.T) {
 		t.Fatalf("ephemeral's deletion at session close: %+v", ev)
 	}
 }
+
+// Sequential create with a trailing slash names the node after the parent's counter.
+func TestSequentialCreateWithATrailingSlash(t *testing.T) {
+	f := newFixture(t)
+	f.mustCreate("/p", 0)
+	if p := f.mustCreate("/p/", jute.FlagPersistentSequential); p != "/p/0000000000" {
+		t.Fatal(p)
+	}
+	_, code, _ := f.apply(anyone, jute.OpCreate, &jute.CreateRequest{Path: "/p/.", Acl: world, Flags: jute.FlagPersistentSequential})
+	if code != jute.OK {
+		t.Fatal(code)
+	}
+}

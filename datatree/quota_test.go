@@ -363,3 +363,39 @@ func TestQuotaStatsCreate2(t *testing.T) {
 	}
 	f.wantStats("/q", "count=1,bytes=1")
 }
+
+// ZooKeeper checks every op of a multi against the committed tree (its prep reads
+// getMaxPrefixWithQuota and the limit/stats nodes from the DataTree, not the pending
+// changes): a quota the multi creates does not apply to its own later ops, whether or not
+// the tree had a quota before (zkraft took the tree's quotas before the multi only when
+// there was one, and checked the later ops against the new one otherwise).
+func TestQuotaCreatedInAMultiDoesNotApplyToIt(t *testing.T) {
+	run := func(preexisting bool) jute.Code {
+		f := newFixture(t)
+		f.tree.SetEnforceQuota(true)
+		if preexisting {
+			// some unrelated quota, so multiQuota is captured
+			f.mustCreate("/other", 0)
+			f.mustCreate("/zookeeper/quota/other", 0)
+			f.apply(anyone, jute.OpCreate, &jute.CreateRequest{Path: "/zookeeper/quota/other/zookeeper_limits", Data: []byte("count=-1,bytes=-1,countHardLimit=100"), Acl: world})
+			f.apply(anyone, jute.OpCreate, &jute.CreateRequest{Path: "/zookeeper/quota/other/zookeeper_stats", Data: []byte("count=0,bytes=0"), Acl: world})
+		}
+		f.mustCreate("/a", 0)
+		f.mustCreate("/zookeeper/quota/a", 0)
+		resp, code, _ := f.apply(anyone, jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+			mop(jute.OpCreate, &jute.CreateRequest{Path: "/zookeeper/quota/a/zookeeper_limits", Data: []byte("count=-1,bytes=-1,countHardLimit=1"), Acl: world}),
+			mop(jute.OpCreate, &jute.CreateRequest{Path: "/zookeeper/quota/a/zookeeper_stats", Data: []byte("count=0,bytes=0"), Acl: world}),
+			mop(jute.OpCreate, &jute.CreateRequest{Path: "/a/x", Acl: world}),
+		}})
+		if code != jute.OK {
+			t.Fatal(code)
+		}
+		res := resp.(*jute.MultiResponse).Results
+		return res[2].Err
+	}
+	for _, other := range []bool{false, true} {
+		if code := run(other); code != jute.OK {
+			t.Errorf("another quota before the multi %v: the create after the quota's limit node answered %v, want OK as ZooKeeper", other, code)
+		}
+	}
+}

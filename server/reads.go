@@ -244,16 +244,14 @@ func (c *conn) multiRead(t *datatree.Tree, m *jute.MultiRequest) *jute.MultiResp
 		var code jute.Code
 		var body jute.Record
 		switch r := op.Req.(type) {
+		// Looked up as they are, as ZooKeeper's multiRead does (no path check: "/a/" is
+		// NoNode, "" the root).
 		case *jute.GetDataRequest:
-			if code = datatree.ValidatePath(r.Path); code == jute.OK {
-				code, body = c.getData(t, r.Path, false)
-			}
+			code, body = c.getData(t, r.Path, false)
 		case *jute.GetChildrenRequest:
-			if code = datatree.ValidatePath(r.Path); code == jute.OK {
-				var kids []string
-				kids, _, code = c.getChildren(t, r.Path, false)
-				body = &jute.GetChildrenResponse{Children: kids}
-			}
+			var kids []string
+			kids, _, code = c.getChildren(t, r.Path, false)
+			body = &jute.GetChildrenResponse{Children: kids}
 		}
 		if code != jute.OK {
 			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpError, Err: code})

@@ -517,3 +517,37 @@ func TestSlowConsumerIsDisconnected(t *testing.T) {
 		t.Errorf("%d closes counted as slow_client, want 1", n)
 	}
 }
+
+// multiRead looks its paths up as they are, as ZooKeeper's does: no path check, so "/a/"
+// and "/a/." are NoNode (BadArguments for a plain getData of them is the client's own
+// check) and "" is the root.
+func TestMultiReadLooksPathsUpAsTheyAre(t *testing.T) {
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/a", Data: []byte("A"), Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("create /a: %d", h.Err)
+	}
+	var resp jute.MultiResponse
+	if h := c.call(jute.OpMultiRead, &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Type: jute.OpGetData, Req: &jute.GetDataRequest{Path: "/a/"}},
+		{Type: jute.OpGetChildren, Req: &jute.GetChildrenRequest{Path: "/a/."}},
+		{Type: jute.OpGetData, Req: &jute.GetDataRequest{Path: ""}},
+		{Type: jute.OpGetData, Req: &jute.GetDataRequest{Path: "/a"}},
+	}}, &resp); h.Err != 0 {
+		t.Fatalf("multiRead: %d", h.Err)
+	}
+	var got []jute.Code
+	for _, r := range resp.Results {
+		got = append(got, r.Err)
+	}
+	want := []jute.Code{jute.ErrNoNode, jute.ErrNoNode, jute.OK, jute.OK}
+	if len(got) != len(want) {
+		t.Fatalf("results %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("results %v, want %v", got, want)
+		}
+	}
+}
