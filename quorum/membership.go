@@ -181,6 +181,7 @@ func (m Membership) reconfigure(joining, leaving, members string) (Membership, e
 			}
 			delete(byID, id)
 		}
+		var joiners []Peer
 		for _, j := range splitList(joining) {
 			key, spec, ok := strings.Cut(j, "=")
 			if !ok {
@@ -195,6 +196,19 @@ func (m Membership) reconfigure(joining, leaving, members string) (Membership, e
 				return Membership{}, fmt.Errorf("%q: each server needs its peer, election and client ports", j)
 			}
 			byID[p.ID] = p
+			joiners = append(joiners, p)
+		}
+		// A joiner may not take an address another server of the new membership has
+		// (ZooKeeper's checkAddressDuplicate; wildcard addresses aside).
+		for _, j := range joiners {
+			for _, q := range byID {
+				if q.ID == j.ID {
+					continue
+				}
+				if a, ok := sharedAddr(j, q); ok {
+					return Membership{}, fmt.Errorf("%s of server.%s conflicts %s of server.%s", a, j.ID, a, q.ID)
+				}
+			}
 		}
 		for _, p := range byID {
 			next.Peers = append(next.Peers, p)
@@ -207,6 +221,32 @@ func (m Membership) reconfigure(joining, leaving, members string) (Membership, e
 	return next, nil
 }
 
+// sharedAddr returns an address a and b both use (peer, election or client port), if
+// any; a wildcard or portless address is nobody's.
+func sharedAddr(a, b Peer) (string, bool) {
+	norm := func(addr string) string {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || port == "" {
+			return ""
+		}
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			return ""
+		}
+		return net.JoinHostPort(host, port)
+	}
+	for _, x := range []string{a.PeerAddr, a.RaftAddr, a.ClientAddr} {
+		if x = norm(x); x == "" {
+			continue
+		}
+		for _, y := range []string{b.PeerAddr, b.RaftAddr, b.ClientAddr} {
+			if x == norm(y) {
+				return x, true
+			}
+		}
+	}
+	return "", false
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -215,4 +255,20 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// InMembership reports whether this member is in the newest membership it holds: a
+// member that applied a reconfig removing it is not. (One that never received that entry
+// cannot know, as a ZooKeeper server cut off during the reconfig cannot.)
+func (n *Node) InMembership() bool {
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return true
+	}
+	for _, s := range f.Configuration().Servers {
+		if string(s.ID) == n.cfg.ID {
+			return true
+		}
+	}
+	return false
 }

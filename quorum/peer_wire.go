@@ -108,11 +108,25 @@ func readFrame(r *bufio.Reader) ([]byte, error) { return jute.ReadFrame(r, nil, 
 
 // servePeers accepts the members' streams on the peer port.
 func (n *Node) servePeers(l net.Listener) {
+	backoff := 5 * time.Millisecond
 	for {
 		c, err := l.Accept()
-		if err != nil {
+		if errors.Is(err, net.ErrClosed) {
 			return
 		}
+		if err != nil {
+			// Out of descriptors, say: try again, or no member could open a stream to
+			// this one again (its writes and its sessions' touches would never arrive).
+			n.cfg.Logger.Warn("quorum: accepting a member stream", "addr", l.Addr().String(), "err", err)
+			select {
+			case <-n.done:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
 		go n.servePeer(c)
 	}
 }

@@ -4,6 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,5 +134,52 @@ func TestLeaderAppendsForwardedBytes(t *testing.T) {
 		if n.raft.LastIndex() != last {
 			t.Errorf("%s: appended", name)
 		}
+	}
+}
+
+// flakyListener fails its first Accept with EMFILE (a moment out of file descriptors),
+// then hands out the connections given to it, until closed.
+type flakyListener struct {
+	calls  atomic.Int32
+	conns  chan net.Conn
+	closed chan struct{}
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if l.calls.Add(1) == 1 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
+	}
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *flakyListener) Close() error   { close(l.closed); return nil }
+func (l *flakyListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+// A failed Accept that is not the listener's close (out of descriptors, say) is tried
+// again: the member goes on accepting streams, and stops only when the listener closes.
+func TestPeerListenerOutlivesATemporaryAcceptError(t *testing.T) {
+	l := &flakyListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	n := &Node{cfg: Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, done: make(chan struct{})}
+	done := make(chan struct{})
+	go func() { n.servePeers(l); close(done) }()
+	a, b := net.Pipe()
+	defer a.Close()
+	select {
+	case l.conns <- b: // taken after the failed Accept
+	case <-done:
+		t.Fatal("servePeers returned after one temporary Accept error")
+	case <-time.After(10 * time.Second):
+		t.Fatal("servePeers accepted nothing after a temporary Accept error")
+	}
+	l.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("servePeers did not return once its listener closed")
 	}
 }

@@ -91,3 +91,22 @@ func TestJudgeReconfig(t *testing.T) {
 		}
 	}
 }
+
+// A joiner may not take an address another member has (ZooKeeper's
+// checkAddressDuplicate): BadArguments, and the membership stays. A wildcard client
+// address is nobody's.
+func TestReconfigRefusesAJoinerWithAMembersAddress(t *testing.T) {
+	f := reconfigFSM(t)
+	res := applyAll(t, f, []*Entry{
+		{Session: 0x100, Op: jute.OpReconfig, Super: true, Time: 1002,
+			Req: &jute.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:2391:2491;2181", CurConfigId: -1}},
+		{Session: 0x100, Op: jute.OpReconfig, Super: true, Time: 1003,
+			Req: &jute.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:2394:2494;0.0.0.0:2181", CurConfigId: -1}},
+	})
+	if res[0].Err != jute.ErrBadArguments {
+		t.Fatalf("a joiner with server.1's peer and election ports: %v, want BadArguments", res[0].Err)
+	}
+	if res[1].Err != jute.OK {
+		t.Fatalf("a joiner with ports of its own: %v", res[1].Err)
+	}
+}

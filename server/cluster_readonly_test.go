@@ -227,3 +227,39 @@ func TestReadOnlyMemberStartsWithoutQuorum(t *testing.T) {
 	expectClosed(t, c, 15*time.Second, "read-only client once the quorum is back")
 	awaitFourLetter(t, addr, "isro", "rw", 15*time.Second)
 }
+
+// A member removed by reconfig gets no more of the log and loses its leader; with
+// readonlymode.enabled it must not serve read-only sessions from a tree frozen at its
+// removal (ZooKeeper's removed server keeps following as a non-voter, so it never serves
+// stale data; zkraft's drops its clients, as any member left without a leader).
+func TestRemovedMemberServesNoReadOnlySessions(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) {
+		c.ReconfigEnabled, c.SuperDigest, c.ReadOnlyMode = true, superDigest, true
+	})
+	l, f := tc.leader(), tc.follower()
+	c := dial(t, tc.addr(l))
+	c.connect(0, nil)
+	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
+		t.Fatalf("addauth: %d", h.Err)
+	}
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: strconv.Itoa(f + 1), CurConfigId: -1}, &jute.GetDataResponse{}); h.Err != 0 {
+		t.Fatalf("reconfig -remove %d: %d", f+1, h.Err)
+	}
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/after", Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("create after removal: %d", h.Err)
+	}
+	addr := tc.addr(f)
+	// Past the read-only delay and the leaderless grace: the removed member, which
+	// applied its removal, never serves read-only sessions from its frozen tree.
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := askFourLetter(t, addr, "isro"); got == "ro" {
+			t.Fatalf("removed member %d entered read-only mode", f+1)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ro := dial(t, addr)
+	if resp := ro.tryConnect(readOnlyConnect(0, nil)); resp != nil {
+		t.Fatalf("a read-only session on the removed member: %+v", resp)
+	}
+}

@@ -288,10 +288,16 @@ func (s *Server) watchQuorum() {
 			lost = time.Now()
 			continue
 		}
+		// A member a reconfig removed gets no more of the log: it must not serve a tree
+		// frozen at its removal, read-only or not (ZooKeeper's removed server goes on
+		// following as a non-voter; zkraft's drops its clients after the grace below).
+		member := s.node.InMembership()
 		switch {
+		case s.isReadOnly() && !member:
+			s.leaveReadOnly()
 		case s.isReadOnly():
 			s.expireLocal(time.Now())
-		case s.cfg.ReadOnlyMode && time.Since(lost) >= readOnlyDelay(s.cfg.TickTime):
+		case s.cfg.ReadOnlyMode && member && time.Since(lost) >= readOnlyDelay(s.cfg.TickTime):
 			s.enterReadOnly()
 		case time.Since(lost) > leaderlessGrace(s.node.HeartbeatTimeout()):
 			if n := s.dropClients(closedNoQuorum); n > 0 {
