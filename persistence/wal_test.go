@@ -465,7 +465,7 @@ func TestWALPreparedFileWithFramesIsWrittenAnew(t *testing.T) {
 func TestWALRetriesAFailedSegmentRemoval(t *testing.T) {
 	dir := t.TempDir()
 	w := mustOpenWAL(t, dir, 1024)
-	defer w.Close()
+	t.Cleanup(func() { w.Close() }) // the one open last: its preparer writes into dir
 	for i := uint64(1); i <= 60; i++ {
 		if err := w.StoreLogs(entries(i, i, 1)); err != nil {
 			t.Fatal(err)
