@@ -63,6 +63,30 @@ func openThree(t *testing.T) (peers []Peer, dirs map[string]string, nodes map[st
 	return peers, dirs, nodes
 }
 
+// openMembersWith opens a member for each of peers with a 100 ms heartbeat, its
+// configuration changed by mod, all closed at the test's end.
+func openMembersWith(t *testing.T, peers []Peer, mod func(Peer, *Config)) map[string]*Node {
+	t.Helper()
+	nodes := map[string]*Node{}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	})
+	for _, p := range peers {
+		cfg := DefaultConfig(t.TempDir())
+		cfg.ID, cfg.Peers = p.ID, peers
+		cfg.HeartbeatTimeout = 100 * time.Millisecond
+		mod(p, &cfg)
+		n, err := Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[p.ID] = n
+	}
+	return nodes
+}
+
 func leaderOf(t *testing.T, nodes map[string]*Node) *Node {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)

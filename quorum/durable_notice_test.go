@@ -110,25 +110,10 @@ func noticeCluster(t *testing.T, members int) map[string]*Node {
 	for i := range members {
 		peers = append(peers, Peer{ID: string(rune('1' + i)), RaftAddr: freeAddr(t), PeerAddr: freeAddr(t)})
 	}
-	nodes := map[string]*Node{}
-	t.Cleanup(func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	})
-	for _, p := range peers {
-		cfg := DefaultConfig(t.TempDir())
-		cfg.ID, cfg.Peers = p.ID, peers
-		cfg.HeartbeatTimeout = 100 * time.Millisecond
+	return openMembersWith(t, peers, func(_ Peer, cfg *Config) {
 		cfg.CommitTimeout = time.Minute
 		cfg.noCommitNotices = true
-		n, err := Open(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[p.ID] = n
-	}
-	return nodes
+	})
 }
 
 // writeOneByOne proposes count creates on the leader, each once the one before it is

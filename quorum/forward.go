@@ -135,6 +135,34 @@ type forwarder struct {
 
 	touchMu sync.Mutex
 	touched map[int64]int32 // sessions heard from since the last ping to the leader
+
+	// unusableSince is when reachesLeader first found no usable stream, in UnixNano;
+	// 0 while there is one.
+	unusableSince atomic.Int64
+}
+
+// streamGrace is how long a member that knows its leader may be without a usable stream
+// to it and still count as having one: a redial after a leader change takes far less.
+// Longer, and its clients' writes fail and their sessions' touches never reach the
+// leader, which expires them while the member answers their pings; ZooKeeper's pings
+// travel with replication, so a follower cut off from its leader stops serving.
+func streamGrace(heartbeat time.Duration) time.Duration { return 2 * heartbeat }
+
+// reachesLeader reports whether this member has a usable stream to the leader raft
+// names, or lost it less than streamGrace ago (sampled by its callers: the server asks
+// every half heartbeat).
+func (fw *forwarder) reachesLeader() bool {
+	if st, _ := fw.usable(); st != nil {
+		fw.unusableSince.Store(0)
+		return true
+	}
+	now := time.Now().UnixNano()
+	since := fw.unusableSince.Load()
+	if since == 0 {
+		fw.unusableSince.CompareAndSwap(0, now)
+		return true
+	}
+	return time.Duration(now-since) < streamGrace(fw.n.cfg.HeartbeatTimeout)
 }
 
 // newForwarder starts the system Seq at the clock, so a restarted server never waits on

@@ -111,24 +111,10 @@ func (c *lateConn) Close() error {
 func TestALateWriteOfAGivenUpStreamIsRefused(t *testing.T) {
 	peers := threePeers(t)
 	nets := map[string]*lateNet{}
-	nodes := map[string]*Node{}
 	for _, p := range peers {
-		cfg := DefaultConfig(t.TempDir())
-		cfg.ID, cfg.Peers = p.ID, peers
-		cfg.HeartbeatTimeout = 100 * time.Millisecond
 		nets[p.ID] = &lateNet{}
-		cfg.Network = nets[p.ID]
-		n, err := Open(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[p.ID] = n
 	}
-	t.Cleanup(func() {
-		for _, n := range nodes {
-			n.Close()
-		}
-	})
+	nodes := openMembersWith(t, peers, func(p Peer, cfg *Config) { cfg.Network = nets[p.ID] })
 	leader, follower := leaderAndFollowerOf(t, nodes)
 	const sid = 0x77
 	propose(t, follower, &Entry{Session: sid, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})

@@ -360,10 +360,17 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog)
 	return trans, conf, nil
 }
 
-// HasLeader reports whether this node knows a leader now (standalone: always).
+// HasLeader reports whether this node knows a leader now (standalone: always) and, as a
+// follower, reaches it: a usable stream to it, or one lost less than streamGrace ago.
 func (n *Node) HasLeader() bool {
-	addr, _ := n.raft.LeaderWithID()
-	return addr != ""
+	addr, id := n.raft.LeaderWithID()
+	if addr == "" {
+		return false
+	}
+	if string(id) == n.cfg.ID || n.fwd == nil {
+		return true
+	}
+	return n.fwd.reachesLeader()
 }
 
 // LeaderID is the id of the member this one knows to lead.
