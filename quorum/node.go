@@ -367,8 +367,8 @@ func (n *Node) HasLeader() bool {
 	if addr == "" {
 		return false
 	}
-	if string(id) == n.cfg.ID || n.fwd == nil {
-		return true
+	if !n.IsClustered() || string(id) == n.cfg.ID || n.fwd == nil {
+		return true // standalone, or the leader itself
 	}
 	return n.fwd.reachesLeader()
 }

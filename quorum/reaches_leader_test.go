@@ -79,3 +79,23 @@ func TestAFollowerWithoutAStreamToItsLeaderHasNone(t *testing.T) {
 	cut.Store(false)
 	await("the follower to count its leader again once the stream is back", follower.HasLeader)
 }
+
+// A standalone server, which forwards nothing, always has its leader: itself.
+func TestAStandaloneServerAlwaysHasItsLeader(t *testing.T) {
+	n, err := Open(DefaultConfig(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	for deadline := time.Now().Add(10 * time.Second); !n.IsLeader(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("standalone server never led")
+		}
+	}
+	// Asked over longer than streamGrace, as the server asks every half heartbeat.
+	for end := time.Now().Add(3 * streamGrace(n.cfg.HeartbeatTimeout)); time.Now().Before(end); time.Sleep(n.cfg.HeartbeatTimeout / 2) {
+		if !n.HasLeader() {
+			t.Fatal("a standalone server counts as leaderless")
+		}
+	}
+}
