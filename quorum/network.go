@@ -1,6 +1,8 @@
 package quorum
 
 import (
+	"errors"
+	"log/slog"
 	"net"
 	"time"
 
@@ -38,3 +40,32 @@ func (s *streamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.
 }
 
 func (s *streamLayer) Addr() net.Addr { return s.advertise }
+
+// acceptStreams hands each stream l accepts to serve until l is closed, done is closed
+// or serve returns false. A failed Accept that is not the close (out of descriptors,
+// say) is logged and tried again after a pause that doubles up to a second, as Raft's
+// own loop does: a member that stopped accepting would never again hear the streams of
+// the members that lost theirs.
+func acceptStreams(l net.Listener, done <-chan struct{}, log *slog.Logger, serve func(net.Conn) bool) {
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := l.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if err != nil {
+			log.Warn("quorum: accepting a member stream", "addr", l.Addr().String(), "err", err)
+			select {
+			case <-done:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		if !serve(c) {
+			return
+		}
+	}
+}

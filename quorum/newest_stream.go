@@ -25,6 +25,8 @@ type memberStreams struct {
 	newest uint64 // the number of the newest stream that claimed the member
 }
 
+// of returns member's record; a stream looks it up once per member it carries, not per
+// entry.
 func (s *newestStreams) of(member string) *memberStreams {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -49,10 +51,9 @@ func (m *memberStreams) claim(gen uint64) bool {
 	return true
 }
 
-// whileNewest runs fn, holding the member's lock, if stream gen is still member's
-// newest (claiming it), and reports whether it did.
-func (s *newestStreams) whileNewest(member string, gen uint64, fn func()) bool {
-	m := s.of(member)
+// whileNewest runs fn, holding m's lock, if stream gen is still m's newest (claiming
+// it), and reports whether it did.
+func (m *memberStreams) whileNewest(gen uint64, fn func()) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.claim(gen) {

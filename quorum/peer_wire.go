@@ -108,27 +108,10 @@ func readFrame(r *bufio.Reader) ([]byte, error) { return jute.ReadFrame(r, nil, 
 
 // servePeers accepts the members' streams on the peer port.
 func (n *Node) servePeers(l net.Listener) {
-	backoff := 5 * time.Millisecond
-	for {
-		c, err := l.Accept()
-		if errors.Is(err, net.ErrClosed) {
-			return
-		}
-		if err != nil {
-			// Out of descriptors, say: try again, or no member could open a stream to
-			// this one again (its writes and its sessions' touches would never arrive).
-			n.cfg.Logger.Warn("quorum: accepting a member stream", "addr", l.Addr().String(), "err", err)
-			select {
-			case <-n.done:
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, time.Second)
-			continue
-		}
-		backoff = 5 * time.Millisecond
+	acceptStreams(l, n.done, n.cfg.Logger, func(c net.Conn) bool {
 		go n.servePeer(c)
-	}
+		return true
+	})
 }
 
 // servePeer serves one member's stream. Three goroutines: this one reads and appends
@@ -187,7 +170,15 @@ func (n *Node) servePeer(c net.Conn) {
 		go n.writePeer(c, &member, refused, done)
 	}
 	refusing := false
-	gen := n.streamGen.Add(1) // this stream's place among the accepted ones (newest_stream.go)
+	gen := n.streamGen.Add(1)  // this stream's place among the accepted ones (newest_stream.go)
+	var claimed *memberStreams // the record of the member this stream carries, once named
+	var claimedID string
+	streamsOf := func(id string) *memberStreams {
+		if claimed == nil || claimedID != id {
+			claimed, claimedID = n.streams.of(id), id
+		}
+		return claimed
+	}
 	br := bufio.NewReader(c)
 	for {
 		b, err := readFrame(br)
@@ -214,7 +205,7 @@ func (n *Node) servePeer(c net.Conn) {
 				return
 			}
 			id := string(p[1 : 1+int(p[0])])
-			n.streams.whileNewest(id, gen, func() {})
+			streamsOf(id).whileNewest(gen, func() {})
 			if m := member.Load(); m == nil || *m != id {
 				member.Store(&id)
 				n.commits.notify() // the writer may send a durable notice now
@@ -244,7 +235,7 @@ func (n *Node) servePeer(c net.Conn) {
 				continue
 			}
 			var f raft.ApplyFuture
-			if !n.streams.whileNewest(e.Origin, gen, func() {
+			if !streamsOf(e.Origin).whileNewest(gen, func() {
 				e.Time = time.Now().UnixMilli()
 				n.judgeReconfig(e)
 				f = n.applyEntry(e.Op, e.restamp(body))

@@ -124,30 +124,15 @@ type tlsListener struct {
 }
 
 func (l *tlsListener) acceptLoop() {
-	backoff := 5 * time.Millisecond
-	for {
-		c, err := l.Listener.Accept()
-		if errors.Is(err, net.ErrClosed) {
-			l.Close()
-			return
-		}
-		if err != nil { // out of descriptors, say: try again, as Raft's own loop does
-			l.n.log.Warn("quorum: accepting a member stream", "addr", l.Addr().String(), "err", err)
-			select {
-			case <-l.done:
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, time.Second)
-			continue
-		}
-		backoff = 5 * time.Millisecond
+	acceptStreams(l.Listener, l.done, l.n.log, func(c net.Conn) bool {
 		if !l.track(c) {
 			c.Close()
-			return
+			return false
 		}
 		go l.handshake(c)
-	}
+		return true
+	})
+	l.Close()
 }
 
 // track records a stream in its handshake; false once the listener is closed.

@@ -318,9 +318,7 @@ func (c *conn) logReadErr(err error) {
 		c.srv.log.Warn("closing connection: frame too large", "client", c.nc.RemoteAddr().String(), "len", big.Len, "max", big.Max)
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF):
 	default:
-		select {
-		case <-c.done:
-		default:
+		if !c.isDone() {
 			c.srv.log.Debug("read", "client", c.nc.RemoteAddr().String(), "err", err)
 		}
 	}
