@@ -102,15 +102,24 @@ var (
 // and their output is read up to that sync's answer: cli_mt answers asynchronously, and
 // a session's answers come in the order of its requests, so everything the step caused
 // (its answer and the watch events in either session) is then printed, in order.
-func cliTranscript(t *testing.T, addrs []string) []string {
+// A session that does not get that far in time is an error, with the transcript so far;
+// both programs are stopped when it returns.
+func cliTranscript(t *testing.T, addrs []string) ([]string, error) {
 	var ps [2]*Process
+	defer func() {
+		for _, p := range ps {
+			if p != nil {
+				p.Stop(time.Second)
+			}
+		}
+	}()
 	var out []string
 	for i := range ps {
 		addr := addrs[i%len(addrs)] // on an ensemble, each session on its own follower
 		ps[i] = Start(t, t.TempDir(), cliMt, "-h", addr)
 		got, err := ps[i].Until(cliConnected, 20*time.Second)
 		if err != nil {
-			t.Fatalf("cli_mt did not connect to %s: %v\n%s", addr, err, strings.Join(got, "\n"))
+			return nil, fmt.Errorf("cli_mt did not connect to %s: %v\n%s", addr, err, strings.Join(got, "\n"))
 		}
 		out = append(out, prefix(i, got)...)
 	}
@@ -136,7 +145,7 @@ func cliTranscript(t *testing.T, addrs []string) []string {
 			got, err := p.Until(until, 10*time.Second)
 			out = append(out, prefix(i, got)...)
 			if err != nil {
-				t.Fatalf("%s: %v\n%s", s.cmd, err, strings.Join(out, "\n"))
+				return nil, fmt.Errorf("%s: %v\n%s", s.cmd, err, strings.Join(out, "\n"))
 			}
 			switch {
 			case open[i]:
@@ -154,7 +163,7 @@ func cliTranscript(t *testing.T, addrs []string) []string {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 func prefix(who int, lines []string) []string {
@@ -277,8 +286,22 @@ func TestCClient(t *testing.T) {
 
 func testCliMt(t *testing.T, name string, pair Pair) {
 	start := time.Now()
-	want := normalizeCli(cliTranscript(t, Followers(t, pair.ZooKeeper)))
-	got := normalizeCli(cliTranscript(t, Followers(t, pair.Zkraft)))
+	ref, err := cliTranscript(t, Followers(t, pair.ZooKeeper))
+	if err != nil {
+		// The reference's stall is not zkraft's to answer for (seen once: a sync on a
+		// ZooKeeper follower unanswered for 10 s under -race): the steps run once more,
+		// on a fresh ZooKeeper, as the script assumes an empty tree.
+		t.Logf("cli_mt on ZooKeeper 3.8: %v; running it again on a fresh %s", err, name)
+		ref, err = cliTranscript(t, Followers(t, StartZooKeeper(t, len(pair.ZooKeeper.Members), ztest.Options{})))
+		if err != nil {
+			t.Fatalf("cli_mt on ZooKeeper 3.8, twice: %v", err)
+		}
+	}
+	out, err := cliTranscript(t, Followers(t, pair.Zkraft))
+	if err != nil {
+		t.Fatalf("cli_mt on zkraft: %v", err)
+	}
+	want, got := normalizeCli(ref), normalizeCli(out)
 	all := strings.Join(want, "\n")
 	for _, e := range cliExercises {
 		if !strings.Contains(all, e) {

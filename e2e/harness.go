@@ -110,6 +110,30 @@ func StartPair(t testing.TB, n int, opts ztest.Options) Pair {
 	return Pair{ZooKeeper: zk.c, Zkraft: zr.c}
 }
 
+// StartZooKeeper starts ZooKeeper 3.8 alone, n members (1: a standalone server), and
+// stops it when the test ends.
+func StartZooKeeper(t testing.TB, n int, opts ztest.Options) *ztest.Cluster {
+	t.Helper()
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
+	var c *ztest.Cluster
+	if n > 1 {
+		var err error
+		if c, err = ztest.StartZooKeeperEnsemble(n, opts); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		s, err := ztest.StartZooKeeper(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = &ztest.Cluster{Name: s.Name, Members: []*ztest.Server{s}}
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
 // LeaderAddr returns the client address of the member that leads (of a standalone
 // server: its own).
 func LeaderAddr(t testing.TB, c *ztest.Cluster) string {

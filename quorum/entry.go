@@ -98,7 +98,7 @@ func recordFor(op int32) (jute.Record, bool) {
 		return nil, true
 	case OpSetConfig:
 		return &jute.SetDataRequest{}, true
-	case OpReconfigNoQuorum:
+	case OpReconfigNoQuorum, OpReconfigInProgress:
 		return &jute.ReconfigRequest{}, true
 	case OpSetEnforceQuota:
 		return &EnforceQuotaRequest{}, true

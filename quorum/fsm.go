@@ -87,6 +87,10 @@ type FSM struct {
 	members atomic.Pointer[Membership]
 	// membersChanged, if set, is called (outside the lock) after the membership changed.
 	membersChanged func()
+	// pendingReconfig names the reconfig this member let through as leader until it is
+	// applied here, with any outcome (judgeReconfig). Not state: a restart forgets it,
+	// and the member then leads, if at all, in a later term.
+	pendingReconfig atomic.Pointer[reconfigKey]
 
 	// logger, if set, gets one line per snapshot written.
 	logger *slog.Logger
@@ -105,6 +109,7 @@ func NewFSM(opts datatree.Options) *FSM {
 		OpSetConfig:          f.applySetConfig,
 		jute.OpReconfig:      f.applyReconfig,
 		OpReconfigNoQuorum:   f.applyReconfig,
+		OpReconfigInProgress: f.applyReconfig,
 		OpSetEnforceQuota:    f.applySetEnforceQuota,
 	}
 	for _, op := range []int32{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,

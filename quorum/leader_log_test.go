@@ -232,7 +232,10 @@ func TestAnEarlierTermsEntryWaitsForTheNewLeadersNoop(t *testing.T) {
 		return true
 	})
 	if err := first.HandOver(5 * time.Second); err != nil {
-		t.Fatal(err)
+		// raft gives a transfer up after an election timeout; on a loaded machine the
+		// member it woke may still win, later (seen under -race): whether another
+		// member leads is what the waits below ask.
+		t.Logf("hand-over: %v", err)
 	}
 	var second *Node
 	waitFor("another member leads", func() bool {

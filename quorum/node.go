@@ -168,6 +168,8 @@ type Node struct {
 	streams   newestStreams
 	// proposalSizes are the sizes of the entries proposed while leading (mntr, srvr).
 	proposalSizes *proposalSizes
+	// reconfig is the reconfig this member let through as leader (judgeReconfig).
+	reconfig pendingReconfig
 }
 
 // Open starts a node: with no peers a one-voter Raft cluster over an in-memory

@@ -237,7 +237,7 @@ func (n *Node) servePeer(c net.Conn) {
 			var f raft.ApplyFuture
 			if !streamsOf(e.Origin).whileNewest(gen, func() {
 				e.Time = time.Now().UnixMilli()
-				n.judgeReconfig(e)
+				n.judgeReconfig(e, n.raft.CurrentTerm())
 				f = n.applyEntry(e.Op, e.restamp(body))
 			}) {
 				refusing = true

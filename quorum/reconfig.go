@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"sync"
 	"time"
 
 	"github.com/zkraft/zkraft/datatree"
@@ -15,6 +16,30 @@ import (
 // rolling upgrade before using reconfig.
 const OpReconfigNoQuorum int32 = -102
 
+// OpReconfigInProgress is zkraft's own op: a reconfig the leader received while an
+// earlier one it let through was not yet applied (ZooKeeper's leader compares its last
+// proposed configuration with its committed one). Every server answers
+// ReconfigInProgress, after the session check. The body is the client's ReconfigRequest;
+// a server older than this op panics on it, as on OpReconfigNoQuorum.
+const OpReconfigInProgress int32 = -104
+
+// reconfigKey names a reconfig entry: the (Origin, Conn, Seq) of a client's write.
+type reconfigKey struct {
+	origin    string
+	conn, seq uint64
+}
+
+func keyOf(e *Entry) reconfigKey { return reconfigKey{e.Origin, e.Conn, e.Seq} }
+
+// pendingReconfig orders a leader's judgements of reconfigs: term is the one it led in
+// when it last let one through (FSM.pendingReconfig names that one until it is applied);
+// a later term's leader has let nothing through yet (the entries of earlier terms are
+// applied before it serves).
+type pendingReconfig struct {
+	mu   sync.Mutex
+	term uint64
+}
+
 // judgeReconfig is run by the leader on a reconfig entry before it enters the log. If
 // the version and arguments are fine by the membership now (else Apply refuses them)
 // but fewer than a majority of the new membership's voters are this leader or members
@@ -23,21 +48,46 @@ const OpReconfigNoQuorum int32 = -102
 // leave the cluster without a working quorum is refused instead of committed. Unlike
 // ZooKeeper's, it does not count new servers: they are not heartbeated before the
 // reconfig adds them, so a change whose quorum rests on them is refused.
-func (n *Node) judgeReconfig(e *Entry) {
+//
+// While another reconfig it let through in this term is not yet applied here, the entry
+// becomes OpReconfigInProgress instead, before any other check, as in ZooKeeper's
+// PrepRequestProcessor. The two checks and the record of the one let through are one
+// step under the pending lock, so of two reconfigs raced by two clients one proceeds.
+// The one let through ends when it is applied here, whatever Apply answers it (its ACL
+// is checked again there, and a reconfig from an earlier term may have changed the
+// version).
+func (n *Node) judgeReconfig(e *Entry, term uint64) {
 	if e.Op != jute.OpReconfig {
 		return
 	}
+	p := &n.reconfig
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.term == term && n.FSM.pendingReconfig.Load() != nil {
+		e.Op = OpReconfigInProgress
+		return
+	}
+	if n.judgeQuorum(e) && n.FSM.wouldReconfigure(e) {
+		k := keyOf(e)
+		p.term = term
+		n.FSM.pendingReconfig.Store(&k)
+	}
+}
+
+// judgeQuorum marks e OpReconfigNoQuorum if its new voters hold no quorum of members
+// that answered lately, and says whether e is still a reconfig to apply.
+func (n *Node) judgeQuorum(e *Entry) bool {
 	cur, ok := n.FSM.Members()
 	if !ok {
-		return
+		return false
 	}
 	r := e.Req.(*jute.ReconfigRequest)
 	if r.CurConfigId != -1 && r.CurConfigId != cur.Version {
-		return
+		return false
 	}
 	next, err := cur.reconfigure(r.JoiningServers, r.LeavingServers, r.NewMembers)
 	if err != nil {
-		return
+		return false
 	}
 	synced := 0
 	recent := time.Now().Add(-2 * n.cfg.TickTime)
@@ -48,7 +98,9 @@ func (n *Node) judgeReconfig(e *Entry) {
 	}
 	if 2*synced <= next.Voters() {
 		e.Op = OpReconfigNoQuorum
+		return false
 	}
+	return true
 }
 
 // applyReconfig is ZooKeeper's reconfig as the leader prepares and every server applies
@@ -59,8 +111,14 @@ func (n *Node) judgeReconfig(e *Entry) {
 // wrong with its request, as from ZooKeeper. The reply is the new configuration and the
 // node's stat.
 func (f *FSM) applyReconfig(zxid int64, e *Entry) (*Result, []datatree.Event) {
+	if k := f.pendingReconfig.Load(); k != nil && *k == keyOf(e) {
+		f.pendingReconfig.CompareAndSwap(k, nil)
+	}
 	if code := f.checkSession(e); code != jute.OK {
 		return &Result{Err: code}, nil
+	}
+	if e.Op == OpReconfigInProgress {
+		return &Result{Err: jute.ErrReconfigInProgress}, nil
 	}
 	cur, ok := f.Members()
 	if !ok {
@@ -83,4 +141,13 @@ func (f *FSM) applyReconfig(zxid int64, e *Entry) (*Result, []datatree.Event) {
 	st, events := f.setMembers(zxid, e, next)
 	data, _, _ := f.tree.Get(datatree.ConfigPath)
 	return &Result{Resp: &jute.GetDataResponse{Data: data, Stat: st}}, events
+}
+
+// wouldReconfigure says whether e, a reconfig, may change the membership when applied:
+// its caller may write /zookeeper/config now. Only a guess (the ACL may change before e
+// is applied); it keeps a reconfig that will be refused NoAuth from holding others off.
+func (f *FSM) wouldReconfigure(e *Entry) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.tree.CheckACL(datatree.ConfigPath, jute.PermWrite, f.txn(0, e).Caller) == jute.OK
 }

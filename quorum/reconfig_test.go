@@ -84,12 +84,60 @@ func TestJudgeReconfig(t *testing.T) {
 	}
 	for _, c := range cases {
 		req := c.req
-		e := &Entry{Op: jute.OpReconfig, Req: &req}
-		n.judgeReconfig(e)
+		e := &Entry{Op: jute.OpReconfig, Super: true, Req: &req}
+		n.FSM.pendingReconfig.Store(nil) // each judged alone
+		n.judgeReconfig(e, 1)
 		if e.Op != c.want {
 			t.Errorf("%+v: op %d, want %d", c.req, e.Op, c.want)
 		}
 	}
+}
+
+// A reconfig judged while one the leader let through in its term is not applied yet is
+// OpReconfigInProgress, answered ReconfigInProgress after the session check; one that
+// will be refused NoAuth, or judged in a later term, holds no other off.
+func TestReconfigInProgress(t *testing.T) {
+	ct := &contactTransport{}
+	ct.answered.Store(raft.ServerID("2"), time.Now())
+	ct.answered.Store(raft.ServerID("3"), time.Now())
+	f := reconfigFSM(t)
+	n := &Node{cfg: Config{ID: "1", TickTime: time.Second}, FSM: f, trans: ct}
+	seq := uint64(0)
+	entry := func(super bool, observer string) *Entry {
+		seq++
+		return &Entry{Session: 0x100, Op: jute.OpReconfig, Super: super, Time: 1002, Seq: seq,
+			Req: &jute.ReconfigRequest{JoiningServers: "server." + observer + "=127.0.0.1:1" + observer + ":2" + observer + ":observer;3" + observer, CurConfigId: -1}}
+	}
+	judge := func(e *Entry, term uint64, want int32) {
+		t.Helper()
+		n.judgeReconfig(e, term)
+		if e.Op != want {
+			t.Fatalf("entry %d judged in term %d: op %d, want %d", e.Seq, term, e.Op, want)
+		}
+	}
+	e1, e2 := entry(true, "4"), entry(true, "5")
+	judge(e1, 1, jute.OpReconfig)
+	judge(e2, 1, OpReconfigInProgress)
+	gone := &Entry{Session: 0x999, Op: OpReconfigInProgress, Super: true, Time: 1002, Seq: 99, Req: e2.Req}
+	res := applyAll(t, f, []*Entry{e2, gone})
+	if res[0].Err != jute.ErrReconfigInProgress || res[1].Err != jute.ErrSessionExpired {
+		t.Fatalf("applied: %v, %v; want ReconfigInProgress, SessionExpired", res[0].Err, res[1].Err)
+	}
+	judge(entry(true, "5"), 1, OpReconfigInProgress) // e1 is not applied yet
+	if res := applyAll(t, f, []*Entry{e1}); res[0].Err != jute.OK {
+		t.Fatalf("e1: %v", res[0].Err)
+	}
+	// e1 is applied: the next goes through, also one refused NoAuth when applied, and
+	// that one, applied, holds none off.
+	noRight := entry(false, "6")
+	judge(noRight, 1, jute.OpReconfig)
+	if res := applyAll(t, f, []*Entry{noRight}); res[0].Err != jute.ErrNoAuth {
+		t.Fatalf("without the right: %v", res[0].Err)
+	}
+	judge(entry(true, "6"), 1, jute.OpReconfig)
+	// A later term's leader has let nothing through yet.
+	judge(entry(true, "7"), 1, OpReconfigInProgress)
+	judge(entry(true, "7"), 2, jute.OpReconfig)
 }
 
 // A joiner may not take an address another member has (ZooKeeper's

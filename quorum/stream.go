@@ -175,7 +175,7 @@ func (n *Node) path() (path, error) {
 // send proposes e on p.
 func (n *Node) send(e *Entry, p path) Future {
 	if p.peer == nil {
-		n.judgeReconfig(e)
+		n.judgeReconfig(e, p.term)
 		return n.applyEntry(e.Op, e.Marshal())
 	}
 	return n.fwd.send(e, p.peer)

@@ -196,7 +196,7 @@ func newLogCommand() *cobra.Command {
 // replicatedOps names the entries only zkraft's log holds; client ops are named by
 // jute's op table.
 var replicatedOps = map[int32]string{
-	quorum.OpMoveSession: "moveSession", quorum.OpSetConfig: "setConfig", quorum.OpReconfigNoQuorum: "reconfigNoQuorum",
+	quorum.OpMoveSession: "moveSession", quorum.OpSetConfig: "setConfig", quorum.OpReconfigNoQuorum: "reconfigNoQuorum", quorum.OpReconfigInProgress: "reconfigInProgress",
 }
 
 func dumpLog(w io.Writer, log raft.LogStore) error {
