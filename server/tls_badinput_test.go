@@ -141,16 +141,10 @@ func TestTLSBadInputMatchesZooKeeper(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			lines := badTLSClients(t, f, addrs[1], good)
-			// Each failed handshake counts as an authentication failure.
-			mntr, err := ztest.FourLetter(addrs[0], "mntr")
-			for _, l := range strings.Split(mntr, "\n") {
-				if strings.HasPrefix(l, "zk_auth_failed_count") {
-					lines = append(lines, l)
-				}
-			}
-			if err != nil {
-				lines = append(lines, err.Error())
-			}
+			// Each failed handshake counts as an authentication failure. A client may
+			// see its refusal before the server has counted it: the count is read
+			// until it holds still for half a second.
+			lines = append(lines, settledAuthFailures(addrs[0]))
 			mu.Lock()
 			out[name] = lines
 			mu.Unlock()
@@ -166,4 +160,31 @@ func TestTLSBadInputMatchesZooKeeper(t *testing.T) {
 			t.Errorf("zkraft: %s", l)
 		}
 	}
+}
+
+// settledAuthFailures is mntr's zk_auth_failed_count line once two readings half a
+// second apart agree (at most 10 s), or the error that stopped the reading.
+func settledAuthFailures(addr string) string {
+	read := func() string {
+		mntr, err := ztest.FourLetter(addr, "mntr")
+		if err != nil {
+			return err.Error()
+		}
+		for _, l := range strings.Split(mntr, "\n") {
+			if strings.HasPrefix(l, "zk_auth_failed_count") {
+				return l
+			}
+		}
+		return "no zk_auth_failed_count"
+	}
+	last := read()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+		now := read()
+		if now == last {
+			break
+		}
+		last = now
+	}
+	return last
 }
