@@ -47,7 +47,6 @@ func TestBounds(t *testing.T) {
 		{"buffer length -2", func() Record { return &GetSASLRequest{} }, be32(-2), ErrLength},
 		{"vector count too large", func() Record { return &GetChildrenResponse{} }, cat(be32(0x7fffffff), make([]byte, 64)), ErrLength},
 		{"vector count beyond frame", func() Record { return &GetChildrenResponse{} }, cat(be32(3), be32(0), be32(0)), ErrLength},
-		{"vector count -2", func() Record { return &GetChildrenResponse{} }, be32(-2), ErrLength},
 		// ACLs take at least 12 bytes each: 2 of them cannot fit in 20.
 		{"acl count beyond frame", func() Record { return &GetACLResponse{} }, cat(be32(2), make([]byte, 20)), ErrLength},
 		{"acl count too large", func() Record { return &SetACLRequest{} }, cat(be32(1), []byte("/"), be32(0x10000000), make([]byte, 64)), ErrLength},
@@ -71,6 +70,28 @@ func TestBounds(t *testing.T) {
 				t.Fatalf("failing decode allocated %d bytes", n)
 			}
 		})
+	}
+}
+
+// A vector count below -1 reads as an empty vector, not null and not an error, as
+// ZooKeeper's BinaryInputArchive.startVector reads it: its index of a negative count is
+// done at once.
+func TestNegativeVectorCountIsEmpty(t *testing.T) {
+	for _, n := range []int32{-2, -0x80000000} {
+		var r SetACLRequest
+		if err := Unmarshal(cat(be32(1), []byte("/"), be32(n), be32(3)), &r); err != nil {
+			t.Fatalf("count %d: %v", n, err)
+		}
+		if r.Acl == nil || len(r.Acl) != 0 || r.Path != "/" || r.Version != 3 {
+			t.Fatalf("count %d: %+v, want an empty ACL list", n, r)
+		}
+	}
+	var w SetWatches
+	if err := Unmarshal(cat(make([]byte, 8), be32(-2), be32(-1), be32(0)), &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.DataWatches == nil || len(w.DataWatches) != 0 || w.ExistWatches != nil || w.ChildWatches == nil {
+		t.Fatalf("%+v: want empty, null, empty", w)
 	}
 }
 

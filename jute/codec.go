@@ -12,7 +12,8 @@ const DefaultMaxBuffer = 0xfffff
 // ErrShort means a record ended before all its fields were read.
 var ErrShort = errors.New("jute: record truncated")
 
-// ErrLength means a length prefix is negative (other than -1) or larger than the bytes left.
+// ErrLength means a string's or buffer's length is negative (other than -1), or a
+// length or vector count is larger than the bytes left.
 var ErrLength = errors.New("jute: bad length")
 
 // Record is one Jute record: every generated type implements it.
@@ -147,13 +148,18 @@ func (d *Decoder) Buffer() []byte {
 }
 
 // VectorLen reads a vector's element count: -1 for null. Each element takes at least
-// minElem bytes, so a count the rest of the frame cannot hold fails here.
+// minElem bytes, so a count the rest of the frame cannot hold fails here. A count below
+// -1 is an empty vector, as ZooKeeper's BinaryInputArchive reads it (its index is done
+// at once): a create whose ACL count is -2 is InvalidACL there, not MarshallingError.
 func (d *Decoder) VectorLen(minElem int) int {
 	n := d.Int()
 	if d.Err != nil {
 		return -1
 	}
-	if n < -1 || int64(n)*int64(minElem) > int64(d.Remaining()) {
+	if n < -1 {
+		return 0
+	}
+	if int64(n)*int64(minElem) > int64(d.Remaining()) {
 		d.Err = fmt.Errorf("%w: vector of %d with %d bytes left", ErrLength, n, d.Remaining())
 		return -1
 	}

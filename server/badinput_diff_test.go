@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -55,6 +56,25 @@ func outcome(t *testing.T, addr string, handshake bool, payload []byte) string {
 			answered = true
 		}
 	}
+}
+
+// rawRecord is a request body given byte by byte, for lengths no record encodes.
+type rawRecord []byte
+
+func (r rawRecord) Encode(e *jute.Encoder) { e.Buf = append(e.Buf, r...) }
+func (r rawRecord) Decode(*jute.Decoder)   {}
+
+func be32(v int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v)) }
+
+// str is a jute string: its length, then its bytes.
+func str(s string) []byte { return append(be32(int32(len(s))), s...) }
+
+func cat(parts ...[]byte) []byte {
+	var b []byte
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
 }
 
 func nextReply(br *bufio.Reader) string {
@@ -115,6 +135,15 @@ func TestBadInputAgainstZooKeeper(t *testing.T) {
 		{"ping with an xid of its own", true, frame(&jute.RequestHeader{Xid: 9, Type: jute.OpPing})},
 		{"exists of a path holding a NUL", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpExists}, &jute.ExistsRequest{Path: "/a\x00b", Watch: true})},
 		{"getData of a path holding a NUL", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpGetData}, &jute.GetDataRequest{Path: "/a\x00b"})},
+		// A vector count below -1 is an empty vector to ZooKeeper's BinaryInputArchive: a
+		// create and a setACL with an ACL count of -2 are InvalidACL, a setWatches with
+		// counts of -2 sets nothing, none of them MarshallingError.
+		{"create with an ACL count of -2", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpCreate},
+			rawRecord(cat(str("/neg"), be32(-1), be32(-2), be32(0))))},
+		{"setACL with an ACL count of -2", true, frame(&jute.RequestHeader{Xid: 1, Type: jute.OpSetACL},
+			rawRecord(cat(str("/"), be32(-2), be32(-1))))},
+		{"setWatches with counts of -2", true, frame(&jute.RequestHeader{Xid: jute.XidSetWatches, Type: jute.OpSetWatches},
+			rawRecord(cat(make([]byte, 8), be32(-2), be32(-2), be32(-2))))},
 		{"addauth of an unknown scheme", true, frame(&jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, &jute.AuthPacket{Scheme: "nope", Auth: []byte("x")})},
 	}
 	run := func(name string, start func(ztest.Options) (*ztest.Server, error)) []string {
