@@ -6,12 +6,21 @@ import (
 )
 
 // authenticate handles addauth in the processor, in request order, so every later
-// request of the connection carries the new identity and no earlier one does. An unknown scheme fails with AuthFailed and the connection
-// is closed after the reply, as ZooKeeper does.
+// request of the connection carries the new identity and no earlier one does. An unknown
+// scheme, and digest with a null auth, fail with AuthFailed and the connection is closed
+// after the reply, as ZooKeeper does.
 func (c *conn) authenticate(p *pending) {
 	a := p.req.(*jute.AuthPacket)
 	switch a.Scheme {
 	case "digest":
+		if a.Auth == nil {
+			// ZooKeeper's DigestAuthenticationProvider makes a String of the null auth
+			// and fails with the NullPointerException, which processPacket answers
+			// AuthFailed (the connection closed after the reply).
+			c.authFailed(a.Scheme)
+			p.err, p.close = jute.ErrAuthFailed, true
+			return
+		}
 		id := datatree.DigestID(string(a.Auth))
 		next := *c.caller.Load()
 		next.Ids = append([]jute.Id(nil), next.Ids...)

@@ -145,6 +145,10 @@ func TestBadInputAgainstZooKeeper(t *testing.T) {
 		{"setWatches with counts of -2", true, frame(&jute.RequestHeader{Xid: jute.XidSetWatches, Type: jute.OpSetWatches},
 			rawRecord(cat(make([]byte, 8), be32(-2), be32(-2), be32(-2))))},
 		{"addauth of an unknown scheme", true, frame(&jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, &jute.AuthPacket{Scheme: "nope", Auth: []byte("x")})},
+		// The Java client's addAuthInfo("digest", null) sends a null auth; ip ignores it.
+		{"addauth digest with a null auth", true, frame(&jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, &jute.AuthPacket{Scheme: "digest"})},
+		{"addauth ip with a null auth", true, frame(&jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, &jute.AuthPacket{Scheme: "ip"})},
+		{"addauth digest of an empty auth", true, frame(&jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}, &jute.AuthPacket{Scheme: "digest", Auth: []byte{}})},
 	}
 	run := func(name string, start func(ztest.Options) (*ztest.Server, error)) []string {
 		s, err := start(ztest.Options{})
