@@ -45,9 +45,11 @@ func (c *conn) authenticate(p *pending) {
 	}
 }
 
+// authFailed logs a failed addauth. It is not counted in auth_failed_count: ZooKeeper
+// 3.8 counts only failed TLS handshakes there (tls.go), not what processPacket answers
+// AuthFailed.
 func (c *conn) authFailed(scheme string) {
 	c.srv.log.Warn("authentication failed", "scheme", scheme, "client", c.nc.RemoteAddr().String())
-	c.srv.stats.authFailed.Add(1)
 }
 
 // hasX509 reports whether the client showed a certificate at connect.
