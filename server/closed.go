@@ -35,6 +35,7 @@ const (
 	closedShutdown                          // the server is stopping
 	closedTLSHandshake                      // a TLS handshake failed or did not finish in time
 	closedStaleRequest                      // the request throttle dropped a stale request
+	closedSessionExpired                    // its session was closed, not by a closeSession it sent: the session expired
 	numCloseReasons
 )
 
@@ -57,6 +58,7 @@ var closeReasonNames = [numCloseReasons]string{
 	closedShutdown:       "shutdown",
 	closedTLSHandshake:   "tls_handshake",
 	closedStaleRequest:   "stale_request",
+	closedSessionExpired: "session_expired",
 }
 
 func (r closeReason) String() string { return closeReasonNames[r] }

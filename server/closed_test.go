@@ -236,3 +236,31 @@ func TestCloseReasonsCounted(t *testing.T) {
 		}
 	}
 }
+
+// A connection whose session expires while it is open (its client stopped pinging but
+// kept the socket) is counted as session_expired, not as closed after a reply of its
+// own.
+func TestExpiredSessionCloseCounted(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.TickTime = 50 * time.Millisecond })
+	a := dial(t, s.Addr().String())
+	if _, err := a.nc.Write(jute.AppendFrame(nil, &jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 200, Passwd: make([]byte, 16)}})); err != nil {
+		t.Fatal(err)
+	}
+	var ca jute.Connected
+	a.readFrame(&ca)
+	// Silent from now on, the socket left open: the session expires and the server
+	// closes the connection.
+	a.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := a.br.ReadByte(); err == nil || isTimeout(err) {
+		t.Fatalf("connection of an expired session not closed: %v", err)
+	}
+	awaitClosed(t, s, closedSessionExpired, 1)
+	if n := s.stats.closed[closedAfterReply].Load(); n != 0 {
+		t.Errorf("%d closes counted as closed_after_reply", n)
+	}
+	rec := httptest.NewRecorder()
+	s.writeMetrics(rec, nil)
+	if body := rec.Body.String(); !strings.Contains(body, `connections_closed_total{reason="session_expired"} 1`+"\n") {
+		t.Errorf("/metrics has no session_expired close:\n%s", body)
+	}
+}

@@ -140,8 +140,9 @@ func (c *conn) close(why closeReason) {
 	})
 }
 
-// closeAfterFlush lets queued replies go out, then closes.
-func (c *conn) closeAfterFlush() { c.out.closeAfter() }
+// closeAfterFlush lets queued replies go out, then closes; the first reason given is the
+// one counted.
+func (c *conn) closeAfterFlush(why closeReason) { c.out.closeAfter(why) }
 
 func (c *conn) serve() {
 	if !c.startTLS() {
@@ -443,7 +444,7 @@ func (c *conn) process(p *pending) bool {
 		})
 	}
 	if p.close {
-		c.closeAfterFlush()
+		c.closeAfterFlush(closedAfterReply)
 		return false
 	}
 	return true
@@ -522,7 +523,7 @@ func (c *conn) respond(p *pending) bool {
 	}
 	c.answer(p, res.Zxid, res.Err, body)
 	if p.close {
-		c.closeAfterFlush()
+		c.closeAfterFlush(closedAfterReply)
 		return false
 	}
 	return true
@@ -585,7 +586,7 @@ func (c *conn) writeLoop() {
 // writeQueued writes everything queued with one writev (wmu held); false means the
 // connection is done (a write failed, or it was to close after its last reply).
 func (c *conn) writeQueued() bool {
-	frames, closing := c.out.take()
+	frames, closing, why := c.out.take()
 	if len(frames) > 0 {
 		for _, f := range frames {
 			c.wbufs = append(c.wbufs, *f)
@@ -610,7 +611,7 @@ func (c *conn) writeQueued() bool {
 		c.out.recycle(frames)
 	}
 	if closing {
-		c.close(closedAfterReply)
+		c.close(why)
 		return false
 	}
 	return true

@@ -17,6 +17,7 @@ type outbox struct {
 	spare   []*[]byte // given back by the writer, empty; the next take's queue
 	bytes   int
 	closing bool          // write what is queued, then close
+	why     closeReason   // why it closes then (the first reason given)
 	held    bool          // the reader writes what it queues itself (holdWake)
 	wake    chan struct{} // capacity 1: the writer has something to do
 }
@@ -62,10 +63,13 @@ func (o *outbox) releaseWake() int {
 	return o.bytes
 }
 
-// closeAfter asks the writer to close the connection once what is queued is written.
-func (o *outbox) closeAfter() {
+// closeAfter asks the writer to close the connection once what is queued is written,
+// counted under why (or under the reason an earlier call gave).
+func (o *outbox) closeAfter(why closeReason) {
 	o.mu.Lock()
-	o.closing = true
+	if !o.closing {
+		o.closing, o.why = true, why
+	}
 	o.mu.Unlock()
 	o.signal()
 }
@@ -77,13 +81,13 @@ func (o *outbox) signal() {
 	}
 }
 
-// take hands the writer everything queued, and whether to close after writing it.
-func (o *outbox) take() ([]*[]byte, bool) {
+// take hands the writer everything queued, whether to close after writing it, and why.
+func (o *outbox) take() ([]*[]byte, bool, closeReason) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	fs := o.frames
 	o.frames, o.spare, o.bytes = o.spare, nil, 0
-	return fs, o.closing
+	return fs, o.closing, o.why
 }
 
 // recycle takes back a slice take returned, once its frames are written, to queue later

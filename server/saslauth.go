@@ -143,7 +143,7 @@ func (c *conn) saslFailed(p *pending, err error) bool {
 		code = jute.ErrSessionClosedSASL
 	}
 	c.reply(p.xid, 0, code, &jute.SetSASLResponse{})
-	c.closeAfterFlush()
+	c.closeAfterFlush(closedAfterReply)
 	return false
 }
 
@@ -174,6 +174,6 @@ func (c *conn) enforced(p *pending) bool {
 	}
 	c.srv.log.Warn("closing connection: not authenticated with an enforced scheme", "client", c.nc.RemoteAddr().String(), "schemes", schemes)
 	c.reply(p.xid, 0, jute.ErrSessionClosedSASL, nil)
-	c.closeAfterFlush()
+	c.closeAfterFlush(closedAfterReply)
 	return false
 }

@@ -391,7 +391,7 @@ func (s *Server) sessionClosed(id int64) {
 		node.Forget(id)
 	}
 	if c != nil && !c.closing.Load() {
-		c.closeAfterFlush()
+		c.closeAfterFlush(closedSessionExpired)
 	}
 }
 
