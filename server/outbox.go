@@ -4,7 +4,10 @@ import "sync"
 
 // maxQueuedBytes bounds what may wait for one client's socket. A client that lets more
 // pile up (it does not read its replies and notifications) is disconnected: the state
-// machine never waits for a socket.
+// machine never waits for a socket. The bound is on what already waits when a frame is
+// queued, so one reply larger than it (a multiRead or getChildren of tens of MB, which
+// ZooKeeper sends to a client whose jute.maxbuffer allows it) is still queued and sent,
+// behind a few small ones too.
 const maxQueuedBytes = 32 << 20
 
 // outbox is a connection's queue of encoded frames for its writer. push never blocks;
@@ -28,10 +31,11 @@ const maxSpare = 16
 
 func newOutbox() *outbox { return &outbox{wake: make(chan struct{}, 1)} }
 
-// push queues f; false means the client is too far behind and must be dropped.
+// push queues f; false means the client is too far behind and must be dropped:
+// maxQueuedBytes or more already waits for it.
 func (o *outbox) push(f *[]byte) bool {
 	o.mu.Lock()
-	if o.bytes+len(*f) > maxQueuedBytes {
+	if o.bytes >= maxQueuedBytes {
 		o.mu.Unlock()
 		return false
 	}
