@@ -95,6 +95,12 @@ type pending struct {
 // larger than the buffer is read past it, straight into the frame.
 const readBufferSize = 4 << 10
 
+// keepFrame is the largest frame buffer the reader keeps for its next frame. A larger one
+// (a big create or setData) is dropped once decoded, as ZooKeeper drops each request's
+// buffer: a connection that once sent a request of jute.maxbuffer must not hold that
+// much for the rest of its life.
+const keepFrame = 64 << 10
+
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), out: newOutbox(), stream: s.node.NewStream(),
 		pending:  make(chan *pending, s.cfg.MaxOutstanding),
@@ -187,7 +193,9 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			c.close(readReason(err))
 			return
 		}
-		buf = frame[:0]
+		if buf = frame[:0]; cap(buf) > keepFrame {
+			buf = nil
+		}
 		c.recv.Add(1)
 		c.srv.stats.received.Add(1)
 		p, ok := c.decode(frame)
@@ -330,6 +338,7 @@ func (c *conn) logReadErr(err error) {
 func (c *conn) decode(frame []byte) (*pending, bool) {
 	d := &c.dec
 	d.Reset(frame)
+	defer d.Reset(nil) // holds no frame between frames (keepFrame)
 	var h jute.RequestHeader
 	h.Decode(d)
 	if d.Err != nil {
