@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -262,5 +264,64 @@ func TestExpiredSessionCloseCounted(t *testing.T) {
 	s.writeMetrics(rec, nil)
 	if body := rec.Body.String(); !strings.Contains(body, `connections_closed_total{reason="session_expired"} 1`+"\n") {
 		t.Errorf("/metrics has no session_expired close:\n%s", body)
+	}
+}
+
+// A client that reads its replies slowly, but without ever stopping for writeDeadline,
+// is served to the end over TLS as over plaintext: each part of a write that makes
+// progress gets a fresh deadline. A TLS connection cannot take another write once one
+// has timed out (crypto/tls makes the error permanent), so its writes are cut into
+// parts that each get the deadline, not one write that must finish within it.
+func TestWriteDeadlineServesASlowReaderOverTLS(t *testing.T) {
+	old := writeDeadline
+	writeDeadline = time.Second
+	t.Cleanup(func() { writeDeadline = old })
+	p := newPEMTLS(t)
+	s := startTLSServer(t, p, false, nil)
+	for _, kind := range []string{"plaintext", "tls"} {
+		t.Run(kind, func(t *testing.T) {
+			var c *rawClient
+			if kind == "tls" {
+				c = dial(t, s.SecureAddr().String())
+				tc := tls.Client(c.nc, p.client(t, "slow"))
+				c.nc, c.br = tc, bufio.NewReader(tc)
+			} else {
+				c = dial(t, s.Addr().String())
+			}
+			c.connect(0, nil)
+			path := "/slow-" + kind
+			if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: path, Data: make([]byte, 1000000), Acl: openACL}, nil); h.Err != 0 {
+				t.Fatalf("create: %d", h.Err)
+			}
+			// 32 MB of replies asked for at once, read 256 KB every 20 ms (about 12 MB/s,
+			// so nearly 3 s in all): the server's writes wait for the reader, never
+			// for writeDeadline.
+			const n = 32
+			var frames []byte
+			for i := 0; i < n; i++ {
+				c.xid++
+				frames = jute.AppendFrame(frames, &jute.RequestHeader{Xid: c.xid, Type: jute.OpGetData}, &jute.GetDataRequest{Path: path})
+			}
+			if _, err := c.nc.Write(frames); err != nil {
+				t.Fatal(err)
+			}
+			c.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+			chunk := make([]byte, 256<<10)
+			want := n * (4 + 16 + 4 + 1000000 + 68)
+			for got := 0; got < want; {
+				m, err := io.ReadFull(c.br, chunk[:min(len(chunk), want-got)])
+				got += m
+				if err != nil {
+					t.Fatalf("after %d of %d bytes: %v (closed as %v)", got, want, err, s.stats.closed[closedWriteTimeout].Load())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if h := c.ping(); h.Err != 0 {
+				t.Fatalf("ping: %d", h.Err)
+			}
+		})
+	}
+	if n := s.stats.closed[closedWriteTimeout].Load(); n != 0 {
+		t.Errorf("%d connections closed as write_timeout", n)
 	}
 }

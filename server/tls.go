@@ -103,12 +103,23 @@ func (sc *secureConn) SetDeadline(t time.Time) error      { return sc.rw.SetDead
 func (sc *secureConn) SetReadDeadline(t time.Time) error  { return sc.rw.SetReadDeadline(t) }
 func (sc *secureConn) SetWriteDeadline(t time.Time) error { return sc.rw.SetWriteDeadline(t) }
 
-// WriteFrames writes a batch of frames in one Write, so a TLS connection sends them in
-// as few records as their size allows (net.Buffers' writev exists only for TCP sockets).
+// tlsWriteMax is the most one WriteFrames writes. A TLS connection cannot write again
+// once a write timed out (crypto/tls keeps the error), so a large batch is written in
+// parts that each get the write deadline afresh (writeQueued sets it before each call),
+// as each plaintext write that makes progress does: a client that reads slowly is
+// served to the end, one that reads nothing for writeDeadline is closed.
+const tlsWriteMax = 256 << 10
+
+// WriteFrames writes a batch of frames, up to tlsWriteMax bytes of them, in one Write,
+// so a TLS connection sends them in as few records as their size allows (net.Buffers'
+// writev exists only for TCP sockets); it consumes what it wrote.
 func (sc *secureConn) WriteFrames(bufs *net.Buffers) (int64, error) {
 	var joined []byte
 	for _, b := range *bufs {
-		joined = append(joined, b...)
+		joined = append(joined, b[:min(len(b), tlsWriteMax-len(joined))]...)
+		if len(joined) == tlsWriteMax {
+			break
+		}
 	}
 	n, err := sc.rw.Write(joined)
 	for left := n; left > 0 && len(*bufs) > 0; {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -213,5 +214,28 @@ func TestWriteFramesConsumesWhatWasWritten(t *testing.T) {
 	}
 	if string(w.got) != "abcdefghi" || len(bufs) != 0 {
 		t.Fatalf("wrote %q, left %q", w.got, bufs)
+	}
+}
+
+// A batch larger than tlsWriteMax is written in parts of that size, each of them its own
+// Write (and so under its own write deadline), the frames consumed exactly.
+func TestWriteFramesWritesLargeBatchesInParts(t *testing.T) {
+	w := &shortWriter{limit: 1 << 30}
+	sc := newSecureConn(nil, nil, false)
+	sc.rw = w
+	big := bytes.Repeat([]byte("x"), tlsWriteMax+100)
+	bufs := net.Buffers{[]byte("head"), big, []byte("tail")}
+	n, err := writeFrames(sc, &bufs)
+	if err != nil || n != tlsWriteMax || len(w.got) != tlsWriteMax {
+		t.Fatalf("first write: %d bytes, %v (wrote %d)", n, err, len(w.got))
+	}
+	if len(bufs) != 2 || len(bufs[0]) != 104 || string(bufs[1]) != "tail" {
+		t.Fatalf("left %d buffers, the first of %d bytes", len(bufs), len(bufs[0]))
+	}
+	if n, err := writeFrames(sc, &bufs); err != nil || n != 108 || len(bufs) != 0 {
+		t.Fatalf("second write: %d bytes, %v, %d buffers left", n, err, len(bufs))
+	}
+	if want := string(append(append([]byte("head"), big...), "tail"...)); string(w.got) != want {
+		t.Fatal("the parts do not add up to the batch")
 	}
 }
