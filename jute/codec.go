@@ -67,14 +67,18 @@ type Decoder struct {
 	buf []byte
 	off int
 	Err error
+	// AsJava makes String read bytes that are not UTF-8 as Java reads them (JavaString),
+	// as ZooKeeper's BinaryInputArchive reads every string a client sends. The server
+	// sets it for client requests; zkraft's own log and snapshots are read as written.
+	AsJava bool
 }
 
 // NewDecoder reads from b.
 func NewDecoder(b []byte) *Decoder { return &Decoder{buf: b} }
 
-// Reset makes d read from b, as NewDecoder(b) would, so that a reader of many frames
-// can keep one Decoder.
-func (d *Decoder) Reset(b []byte) { *d = Decoder{buf: b} }
+// Reset makes d read from b, as NewDecoder(b) would but keeping AsJava, so that a
+// reader of many frames can keep one Decoder.
+func (d *Decoder) Reset(b []byte) { *d = Decoder{buf: b, AsJava: d.AsJava} }
 
 // Remaining is the number of unread bytes.
 func (d *Decoder) Remaining() int { return len(d.buf) - d.off }
@@ -129,11 +133,15 @@ func (d *Decoder) length() int {
 	return int(n)
 }
 
-// String reads a length-prefixed string; null reads as "".
+// String reads a length-prefixed string; null reads as "". With AsJava, bytes that are
+// not UTF-8 read as Java reads them (JavaString).
 func (d *Decoder) String() string {
 	n := d.length()
 	if n <= 0 {
 		return ""
+	}
+	if d.AsJava {
+		return JavaString(d.take(n))
 	}
 	return string(d.take(n))
 }

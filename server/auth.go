@@ -21,7 +21,8 @@ func (c *conn) authenticate(p *pending) {
 			p.err, p.close = jute.ErrAuthFailed, true
 			return
 		}
-		id := datatree.DigestID(string(a.Auth))
+		// DigestAuthenticationProvider makes a Java String of the bytes first.
+		id := datatree.DigestID(jute.JavaString(a.Auth))
 		next := *c.caller.Load()
 		next.Ids = append([]jute.Id(nil), next.Ids...)
 		if c.srv.cfg.SuperDigest != "" && id == c.srv.cfg.SuperDigest {

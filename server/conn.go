@@ -107,6 +107,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		proposed: make(chan *pending, s.cfg.MaxOutstanding), done: make(chan struct{}), started: time.Now(),
 		stats: newConnStats()}
 	c.caller.Store(&datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: c.ip}}})
+	c.dec.AsJava = true // strings that are not UTF-8 read as ZooKeeper reads them
 	return c
 }
 
