@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/server/ztest"
@@ -317,6 +318,76 @@ func TestRequestFiguresMatchZooKeeper(t *testing.T) {
 			t.Errorf("%s: zookeeper %s, zkraft %s", k, want, us[k])
 		} else {
 			t.Logf("%s: %s", k, want)
+		}
+	}
+}
+
+// mntrLine is the value an mntr answer prints for key (without zk_), or "" when it has none.
+func mntrLine(out, key string) string {
+	m := regexp.MustCompile(`(?m)^zk_` + key + `\t(.*)$`).FindStringSubmatch(out)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// srst resets what ZooKeeper's ServerStats.reset resets: latencies, packet counts, the
+// client response sizes and every counter of its metrics provider (ServerMetrics.resetAll:
+// zk_connection_rejected among them). Both servers refuse a connection over
+// maxClientCnxns, then get srst; the counters mntr reports after it must be the same.
+func TestStatResetMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	counters := []string{"packets_received", "packets_sent", "avg_latency", "min_latency", "max_latency",
+		"connection_rejected", "last_client_response_size", "min_client_response_size",
+		"max_client_response_size", "throttled_ops", "stale_requests", "request_throttle_wait_count"}
+	run := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"maxClientCnxns": "2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		a, b := dial(t, s.Addr), dial(t, s.Addr)
+		a.connect(0, nil)
+		if h := a.call(jute.OpCreate, &jute.CreateRequest{Path: "/s", Data: []byte("x"), Acl: openACL}, nil); h.Err != 0 {
+			t.Fatalf("%s: create: %d", s.Name, h.Err)
+		}
+		// A third connection from the same address is refused.
+		third := dial(t, s.Addr)
+		third.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := third.nc.Read(make([]byte, 1)); n != 0 || err == nil || isTimeout(err) {
+			t.Fatalf("%s: a connection over maxClientCnxns stays open: %d %v", s.Name, n, err)
+		}
+		third.nc.Close()
+		b.nc.Close()
+		// Wait for b's connection to be gone, so a four-letter word's is not refused too
+		// (each refused one counts).
+		var before string
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			before, _ = ztest.FourLetter(s.Addr, "mntr")
+			if mntrLine(before, "num_alive_connections") == "2" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: b's connection is not gone:\n%s", s.Name, before)
+			}
+		}
+		if v := mntrLine(before, "connection_rejected"); v == "" || v == "0" {
+			t.Fatalf("%s: zk_connection_rejected before srst: %q", s.Name, v)
+		}
+		if got := askFourLetter(t, s.Addr, "srst"); got != "Server stats reset.\n" {
+			t.Fatalf("%s: srst: %q", s.Name, got)
+		}
+		after := askFourLetter(t, s.Addr, "mntr")
+		out := map[string]string{}
+		for _, k := range counters {
+			out[k] = mntrLine(after, k)
+		}
+		return out
+	}
+	zk, us := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	for _, k := range counters {
+		if zk[k] != us[k] {
+			t.Errorf("zk_%s after srst: zkraft %q, zookeeper %q", k, us[k], zk[k])
 		}
 	}
 }

@@ -119,9 +119,14 @@ func (r *responseSizes) reset() {
 	r.max.Store(0)
 }
 
+// reset is srst's part of the server's counters: what ZooKeeper's ServerStats.reset
+// clears, with its metrics provider's counters (ServerMetrics.resetAll), of which
+// connection_rejected is one. Not the auth failure count (ServerStats keeps it apart)
+// nor the closed-connection counts (zkraft's own Prometheus counters).
 func (s *stats) reset() {
 	s.received.Store(0)
 	s.sent.Store(0)
+	s.rejected.Store(0)
 	s.responses.reset()
 	s.mu.Lock()
 	s.count, s.total, s.minLat, s.maxLat = 0, 0, 0, 0
