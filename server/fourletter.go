@@ -71,7 +71,9 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	}
 	c.recv.Add(1)
 	c.srv.stats.received.Add(1)
-	if cmd == "stmk" {
+	allowed := c.srv.cfg.fourLetterAllowed(cmd)
+	if cmd == "stmk" && allowed {
+		// The whitelist comes first: an stmk it refuses reads no mask and sets none.
 		var mask [12]byte
 		c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 		if _, err := io.ReadFull(br, mask[:]); err != nil {
@@ -81,7 +83,7 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	}
 	var b strings.Builder
 	switch {
-	case !c.srv.cfg.fourLetterAllowed(cmd):
+	case !allowed:
 		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
 	case needsServing[cmd] && !c.srv.serving():
 		// A member with no leader (partitioned, removed, still joining) serves nobody,

@@ -391,3 +391,25 @@ func TestStatResetMatchesZooKeeper(t *testing.T) {
 		}
 	}
 }
+
+// ZooKeeper checks the whitelist before it reads stmk's mask (NIOServerCnxn's
+// checkFourLetterWord), so an stmk that is not whitelisted changes nothing: gtmk still
+// answers the old mask.
+func TestSetTraceMaskOutsideTheWhitelist(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	run := func(start func(ztest.Options) (*ztest.Server, error)) [2]string {
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"4lw.commands.whitelist": "gtmk, ruok"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		return [2]string{askFourLetter(t, s.Addr, "stmk\x00\x00\x00\x00\x00\x00\x01\x02"), askFourLetter(t, s.Addr, "gtmk")}
+	}
+	zk, us := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	if want := [2]string{"stmk is not executed because it is not in the whitelist.\n", "306"}; zk != want {
+		t.Fatalf("ZooKeeper answered stmk, gtmk %q, want %q: the rule this test holds zkraft to is wrong", zk, want)
+	}
+	if us != zk {
+		t.Errorf("stmk outside the whitelist, then gtmk: zkraft %q, ZooKeeper %q", us, zk)
+	}
+}
