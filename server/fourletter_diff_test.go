@@ -413,3 +413,36 @@ func TestSetTraceMaskOutsideTheWhitelist(t *testing.T) {
 		t.Errorf("stmk outside the whitelist, then gtmk: zkraft %q, ZooKeeper %q", us, zk)
 	}
 }
+
+// ZooKeeper's zk_auth_failed_count (ServerStats' authFailedCount) counts only failed
+// authentication at the TLS handshake (NettyServerCnxnFactory's CertificateVerifier);
+// an addauth that fails with AuthFailed does not count there. zkraft counted it.
+func TestAuthFailedCountMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	run := func(start func(ztest.Options) (*ztest.Server, error)) string {
+		s, err := start(ztest.Options{Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		for _, scheme := range []string{"nosuch", "x509"} {
+			c := dial(t, s.Addr)
+			c.connect(0, nil)
+			c.send(jute.OpAuth, &jute.AuthPacket{Scheme: scheme, Auth: []byte("x")})
+			var h jute.ReplyHeader
+			c.readFrame(&h)
+			if jute.Code(h.Err) != jute.ErrAuthFailed {
+				t.Fatalf("%s: addauth %s: %d, want AuthFailed", s.Name, scheme, h.Err)
+			}
+			c.nc.Close()
+		}
+		return mntrLine(askFourLetter(t, s.Addr, "mntr"), "auth_failed_count")
+	}
+	zk, us := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	if zk != "0" {
+		t.Fatalf("ZooKeeper's zk_auth_failed_count after failed addauths is %q, want 0: the rule this test holds zkraft to is wrong", zk)
+	}
+	if us != zk {
+		t.Errorf("zk_auth_failed_count after failed addauths: zkraft %q, ZooKeeper %q", us, zk)
+	}
+}
