@@ -115,7 +115,7 @@ func (s *Server) adminHandler() http.Handler {
 			out = map[string]any{"command": name, "error": "Unknown command: " + name}
 		case !s.serving() && cmd.needsServing():
 			w.WriteHeader(http.StatusServiceUnavailable)
-			out = map[string]any{"command": cmd.names[0], "error": "This ZooKeeper instance is not currently serving requests"}
+			out = map[string]any{"command": cmd.names[0], "error": notServing}
 		default:
 			out = cmd.run(s)
 			out["command"] = cmd.names[0]

@@ -53,9 +53,13 @@ var fourLetter = map[string]func(s *Server, b *strings.Builder){
 // defaultTraceMask is ZooKeeper's ZooTrace default (gtmk answers 306).
 const defaultTraceMask = 306
 
-// needsServing are the words ZooKeeper answers only while its server runs.
+// needsServing are the words ZooKeeper answers only while its server runs (each
+// command's isZKServerRunning check): all but ruok, envi, gtmk, stmk and isro.
 var needsServing = map[string]bool{"stat": true, "srvr": true, "cons": true, "dump": true, "wchs": true,
-	"wchc": true, "wchp": true, "mntr": true}
+	"wchc": true, "wchp": true, "mntr": true, "conf": true, "dirs": true, "crst": true, "srst": true, "hash": true}
+
+// notServing is the answer of a server that does not serve to a word in needsServing.
+const notServing = "This ZooKeeper instance is not currently serving requests"
 
 // maybeFourLetter answers a four-letter word if the connection starts with one; ZooKeeper
 // recognizes them in place of the first frame's length.
@@ -87,8 +91,11 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
 	case needsServing[cmd] && !c.srv.serving():
 		// A member with no leader (partitioned, removed, still joining) serves nobody,
-		// unless it is read-only.
-		b.WriteString("This ZooKeeper instance is not currently serving requests\n")
+		// unless it is read-only. ZooKeeper's hash prints it without the newline.
+		b.WriteString(notServing)
+		if cmd != "hash" {
+			b.WriteString("\n")
+		}
 	case cmd == "stat":
 		c.srv.writeStat(&b, true, c.secure)
 	case cmd == "cons":

@@ -446,3 +446,53 @@ func TestAuthFailedCountMatchesZooKeeper(t *testing.T) {
 		t.Errorf("zk_auth_failed_count after failed addauths: zkraft %q, ZooKeeper %q", us, zk)
 	}
 }
+
+// withMemberWithoutQuorum starts a 3-member cluster (the AdminServer on adminPort, which
+// the first member binds), stops the other two and runs f on the first once srvr says it
+// does not serve.
+func withMemberWithoutQuorum(t *testing.T, start func(int, ztest.Options) (*ztest.Cluster, error), adminPort int, f func(m *ztest.Server)) {
+	c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
+		"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(adminPort), "admin.serverAddress": "127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	c.Members[1].Stop()
+	c.Members[2].Stop()
+	m := c.Members[0]
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if out, _ := ztest.FourLetter(m.Addr, "srvr"); strings.Contains(out, "not currently serving") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: a member without its two peers still serves", c.Name)
+		}
+	}
+	f(m)
+}
+
+// A ZooKeeper member that does not serve (no quorum) answers every four-letter word that
+// needs its ZooKeeperServer with "This ZooKeeper instance is not currently serving
+// requests" (isZKServerRunning in each command of org.apache.zookeeper.server.command):
+// conf, dirs, crst, srst and hash too (hash without the newline); ruok, envi and gtmk
+// answer, isro answers "null".
+func TestFourLetterWordsWithoutQuorumMatchZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	words := []string{"ruok", "srvr", "stat", "conf", "cons", "mntr", "wchs", "wchc", "wchp", "dump", "isro", "dirs", "crst", "srst", "gtmk", "hash", "envi"}
+	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) map[string]string {
+		out := map[string]string{}
+		withMemberWithoutQuorum(t, start, mustFreePort(t), func(m *ztest.Server) {
+			for _, w := range words {
+				out[w] = askFourLetter(t, m.Addr, w)
+			}
+		})
+		out["envi"] = strings.SplitAfter(out["envi"], "\n")[0] // the rest is the runtime's
+		return out
+	}
+	zk, us := answers(ztest.StartZooKeeperEnsemble), answers(ztest.StartZkraftCluster)
+	for _, w := range words {
+		if zk[w] != us[w] {
+			t.Errorf("%s without a quorum: zkraft %q, ZooKeeper %q", w, us[w], zk[w])
+		}
+	}
+}
