@@ -31,15 +31,13 @@ type adminCommand struct {
 	run   func(s *Server) map[string]any
 }
 
-// needsServing: the command answers only while the server serves, as its four-letter
-// word does (the same list, fourletter.go's needsServing).
+// needsServing: the command answers only while the server serves, as ZooKeeper's do
+// but those it registers as not needing its server (CommandBase's serverRequired false):
+// environment and zabstate (and get/set_trace_mask and system_properties, which zkraft
+// does not serve). monitor is one of those too, but 3.8 then fails it with a
+// NullPointerException (500); zkraft answers it as the others (docs/compatibility.md).
 func (c adminCommand) needsServing() bool {
-	for _, n := range c.names {
-		if needsServing[n] {
-			return true
-		}
-	}
-	return false
+	return c.names[0] != "environment" && c.names[0] != "zabstate"
 }
 
 var adminCommands = []adminCommand{
@@ -110,12 +108,12 @@ func (s *Server) adminHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		var out map[string]any
 		switch {
+		// Both answers are 200 and name the command as asked (Commands.runCommand; 3.9
+		// keeps the 200s "to keep the current behavior of existing commands").
 		case !ok:
-			w.WriteHeader(http.StatusNotFound)
 			out = map[string]any{"command": name, "error": "Unknown command: " + name}
 		case !s.serving() && cmd.needsServing():
-			w.WriteHeader(http.StatusServiceUnavailable)
-			out = map[string]any{"command": cmd.names[0], "error": notServing}
+			out = map[string]any{"command": name, "error": notServing}
 		default:
 			out = cmd.run(s)
 			out["command"] = cmd.names[0]
@@ -340,16 +338,14 @@ func addressInfo(addr string) map[string]any {
 		"reachable_or_one": addr}
 }
 
-// adminZabState is ZooKeeper's zabstate; zkraft's term stands for the Zab epoch.
+// adminZabState is ZooKeeper's zabstate; zkraft's term stands for the Zab epoch. A
+// server that is no serving quorum member (standalone, read-only, without a leader)
+// answers as ZooKeeper's does without a QuorumZooKeeperServer: not voting, no state.
 func (s *Server) adminZabState() map[string]any {
-	state := ""
-	if s.node.IsClustered() && s.node.HasLeader() {
-		state = "broadcast"
+	if !s.node.IsClustered() || !s.node.HasLeader() {
+		return map[string]any{"voting": false, "zabstate": ""}
 	}
-	out := map[string]any{"voting": s.node.IsClustered() && s.node.Mode() != "observer", "zabstate": state}
-	if !s.node.IsClustered() {
-		return out
-	}
+	out := map[string]any{"voting": s.node.Mode() != "observer", "zabstate": "broadcast"}
 	term, _ := strconv.ParseInt(s.node.Stats()["term"], 10, 64)
 	out["myid"] = s.cfg.ServerID
 	out["is_leader"] = s.node.IsLeader()

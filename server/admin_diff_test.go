@@ -223,3 +223,42 @@ func TestAdminServerClusterCommandsMatchZooKeeper(t *testing.T) {
 		compare(cmd, zk[cmd], us[cmd])
 	}
 }
+
+// A ZooKeeper 3.8 member that does not serve answers every AdminServer command with 200
+// (Commands.runCommand; 3.9 keeps it "to keep the current behavior"), an unknown one too:
+// the commands that need the server (all but environment, get/set_trace_mask, monitor,
+// system_properties and zabstate) with the error "This ZooKeeper instance is not
+// currently serving requests" and no other key, and zabstate with voting false and an
+// empty zabstate. (monitor is left out: 3.8 fails it with a NullPointerException, 500;
+// zkraft answers it as the commands that need the server, docs/compatibility.md.)
+func TestAdminServerWithoutQuorumMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	commands := []string{"ruok", "stats", "server_stats", "configuration", "connections", "environment",
+		"is_read_only", "dump", "watch_summary", "watches", "watches_by_path", "dirs", "leader", "voting_view",
+		"observers", "last_snapshot", "initial_configuration", "zabstate", "hash", "stat_reset",
+		"connection_stat_reset", "srvr", "conf", "nosuch"}
+	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) map[string]string {
+		out := map[string]string{}
+		port := mustFreePort(t)
+		withMemberWithoutQuorum(t, start, port, func(*ztest.Server) {
+			for _, c := range commands {
+				code, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/%s", port, c))
+				m, keys := jsonKeys(t, body)
+				if c == "environment" {
+					keys = nil // the runtime's
+				}
+				out[c] = fmt.Sprintf("%d command=%v error=%v keys=%v", code, m["command"], m["error"], keys)
+				if c == "zabstate" {
+					out[c] += " " + canonical(m)
+				}
+			}
+		})
+		return out
+	}
+	zk, us := answers(ztest.StartZooKeeperEnsemble), answers(ztest.StartZkraftCluster)
+	for _, c := range commands {
+		if zk[c] != us[c] {
+			t.Errorf("/commands/%s without a quorum:\nzkraft    %s\nZooKeeper %s", c, us[c], zk[c])
+		}
+	}
+}

@@ -447,9 +447,9 @@ func TestAuthFailedCountMatchesZooKeeper(t *testing.T) {
 	}
 }
 
-// withMemberWithoutQuorum starts a 3-member cluster (the AdminServer on adminPort, which
-// the first member binds), stops the other two and runs f on the first once srvr says it
-// does not serve.
+// withMemberWithoutQuorum starts a 3-member cluster with the AdminServer on adminPort
+// (one member binds it, the others cannot), stops the two others than the one that bound
+// it and runs f on that one once srvr says it does not serve.
 func withMemberWithoutQuorum(t *testing.T, start func(int, ztest.Options) (*ztest.Cluster, error), adminPort int, f func(m *ztest.Server)) {
 	c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
 		"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(adminPort), "admin.serverAddress": "127.0.0.1"}})
@@ -457,9 +457,18 @@ func withMemberWithoutQuorum(t *testing.T, start func(int, ztest.Options) (*ztes
 		t.Fatal(err)
 	}
 	defer c.Stop()
-	c.Members[1].Stop()
-	c.Members[2].Stop()
-	m := c.Members[0]
+	_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/zabstate", adminPort))
+	zab, _ := jsonKeys(t, body)
+	myid, ok := zab["myid"].(float64)
+	if !ok || myid < 1 || int(myid) > len(c.Members) {
+		t.Fatalf("%s: zabstate names no member: %s", c.Name, body)
+	}
+	m := c.Members[int(myid)-1]
+	for _, o := range c.Members {
+		if o != m {
+			o.Stop()
+		}
+	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if out, _ := ztest.FourLetter(m.Addr, "srvr"); strings.Contains(out, "not currently serving") {
 			break
