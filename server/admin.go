@@ -215,7 +215,7 @@ func (s *Server) adminConf() map[string]any {
 	return map[string]any{"client_port": s.cfg.ClientPort, "data_dir": dir, "data_log_dir": logDir,
 		"tick_time": s.cfg.TickTime.Milliseconds(), "max_client_cnxns": s.cfg.MaxClientCnxns,
 		"min_session_timeout": s.cfg.MinTimeout().Milliseconds(), "max_session_timeout": s.cfg.MaxTimeout().Milliseconds(),
-		"server_id": s.cfg.ServerID, "client_port_listen_backlog": -1}
+		"server_id": s.serverID(), "client_port_listen_backlog": -1}
 }
 
 // adminConns lists the connections of the client port (secure false) or of the secure

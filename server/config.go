@@ -117,6 +117,9 @@ type Config struct {
 	// member; no Servers: standalone.
 	ServerID int
 	Servers  []quorum.Peer
+	// InitLimit and SyncLimit are zoo.cfg's, in ticks: only shown (conf), as Raft's
+	// timing follows tickTime.
+	InitLimit, SyncLimit int
 	// Network carries the members' streams; nil is TCP. Tests set it to cut links.
 	Network quorum.Network
 	// QuorumSSL makes the streams between members mutual TLS (sslQuorum, ssl.quorum.*;

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/quorum"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -229,7 +232,52 @@ func (s *Server) writeConf(b *strings.Builder) {
 	fmt.Fprintf(b, "minSessionTimeout=%d\n", s.cfg.MinTimeout().Milliseconds())
 	fmt.Fprintf(b, "maxSessionTimeout=%d\n", s.cfg.MaxTimeout().Milliseconds())
 	b.WriteString("clientPortListenBacklog=-1\n")
-	b.WriteString("serverId=0\n")
+	fmt.Fprintf(b, "serverId=%d\n", s.serverID())
+	if !s.node.IsClustered() {
+		return
+	}
+	// A quorum member's (QuorumZooKeeperServer.dumpConf; a read-only one's,
+	// ReadOnlyZooKeeperServer's, without the membership).
+	fmt.Fprintf(b, "initLimit=%d\nsyncLimit=%d\nelectionAlg=3\n", s.cfg.InitLimit, s.cfg.SyncLimit)
+	var self quorum.Peer
+	for _, p := range s.members() {
+		if p.ID == strconv.Itoa(s.cfg.ServerID) {
+			self = p
+		}
+	}
+	_, election, _ := net.SplitHostPort(self.RaftAddr)
+	_, peer, _ := net.SplitHostPort(self.PeerAddr)
+	peerType := 0
+	if self.Observer {
+		peerType = 1
+	}
+	fmt.Fprintf(b, "electionPort=%s\nquorumPort=%s\npeerType=%d\n", election, peer, peerType)
+	if !s.isReadOnly() {
+		b.WriteString("membership: \n")
+		b.WriteString(s.membershipShown())
+	}
+}
+
+// serverID is the id conf and the AdminServer's configuration show: the myid of a
+// cluster member, 0 for a standalone server (ZooKeeperServer.getServerId).
+func (s *Server) serverID() int {
+	if !s.node.IsClustered() {
+		return 0
+	}
+	return s.cfg.ServerID
+}
+
+// membershipShown is the membership as a read of /zookeeper/config shows it
+// (configShown), or the configured one before a leader has written it.
+func (s *Server) membershipShown() string {
+	var data []byte
+	var st jute.Stat
+	s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { data, st, _ = t.Get(datatree.ConfigPath) })
+	if len(data) == 0 {
+		return quorum.Membership{Peers: s.members()}.String()
+	}
+	data, _ = configShown(s.cfg.ReconfigEnabled, data, st)
+	return string(data)
 }
 
 func dirSize(dir string) int64 {

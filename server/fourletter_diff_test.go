@@ -505,3 +505,37 @@ func TestFourLetterWordsWithoutQuorumMatchZooKeeper(t *testing.T) {
 		}
 	}
 }
+
+// A quorum member's conf adds its quorum settings to a standalone server's
+// (QuorumZooKeeperServer.dumpConf): serverId is its myid, then initLimit, syncLimit,
+// electionAlg, its election and quorum ports, its peerType and the membership as
+// /zookeeper/config holds it. Ports and data dirs are replaced by names before the
+// members' answers are compared with a 3.8 ensemble's.
+func TestClusterConfMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	serverLine := regexp.MustCompile(`(?m)^server\.(\d+)=[0-9.]+:(\d+):(\d+):participant$`)
+	varies := regexp.MustCompile(`(?m)^(clientPort|dataDir|dataDirSize|dataLogDir|dataLogSize)=.*$`)
+	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) []string {
+		c, err := start(3, ztest.Options{Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop()
+		var out []string
+		for _, m := range c.Members {
+			conf := askFourLetter(t, m.Addr, "conf")
+			for _, s := range serverLine.FindAllStringSubmatch(conf, -1) {
+				conf = regexp.MustCompile(`\b`+s[2]+`\b`).ReplaceAllString(conf, "<quorum"+s[1]+">")
+				conf = regexp.MustCompile(`\b`+s[3]+`\b`).ReplaceAllString(conf, "<election"+s[1]+">")
+			}
+			out = append(out, varies.ReplaceAllString(conf, "$1=<$1>"))
+		}
+		return out
+	}
+	zk, us := answers(ztest.StartZooKeeperEnsemble), answers(ztest.StartZkraftCluster)
+	for i := range zk {
+		if zk[i] != us[i] {
+			t.Errorf("conf of member %d:\nzkraft:\n%s\nZooKeeper:\n%s", i+1, us[i], zk[i])
+		}
+	}
+}

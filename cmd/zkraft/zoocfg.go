@@ -81,6 +81,13 @@ var ignoredKeys = map[string]string{
 	"sslQuorumReloadCertFiles": "zkraft reads the member certificates at start; restart a member to load new ones",
 }
 
+// shownKeys are ignored keys whose values are kept to be shown (a member's conf prints
+// them, as ZooKeeper's does).
+var shownKeys = map[string]func(*server.Config, string) error{
+	"initLimit": intKey(func(c *server.Config, n int) { c.InitLimit = n }),
+	"syncLimit": intKey(func(c *server.Config, n int) { c.SyncLimit = n }),
+}
+
 func intKey(set func(*server.Config, int)) func(*server.Config, string) error {
 	return func(c *server.Config, v string) error {
 		n, err := strconv.Atoi(v)
@@ -149,6 +156,11 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 		}
 		if why, ok := ignoredKeys[key]; ok {
 			warnings = append(warnings, fmt.Sprintf("%s is ignored: %s", key, why))
+			if set, ok := shownKeys[key]; ok {
+				if err := set(cfg, val); err != nil {
+					return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
+				}
+			}
 			continue
 		}
 		if strings.HasPrefix(key, "server.") {

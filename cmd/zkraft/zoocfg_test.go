@@ -32,7 +32,7 @@ server.2=b:2889:3889:observer;2181
 	}
 	if cfg.TickTime != 500*time.Millisecond || cfg.ClientPort != 2999 || cfg.DataDir != "/tmp/x" ||
 		cfg.ExtendedTypes || cfg.ExistsACLCheck || strings.Join(cfg.FourLetterWhitelist, ",") != "ruok,srvr" ||
-		cfg.FsyncWarning != 250*time.Millisecond {
+		cfg.FsyncWarning != 250*time.Millisecond || cfg.InitLimit != 10 {
 		t.Fatalf("parsed %+v", cfg)
 	}
 	joined := strings.Join(warnings, "\n")
