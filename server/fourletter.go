@@ -352,6 +352,9 @@ func (s *Server) monitor() []metric {
 		// A read-only server is no quorum server: ZooKeeper's has no peer_state.
 		kv("peer_state", peerState[mode])
 	}
+	if s.node.IsClustered() {
+		kv("quorum_size", s.quorumSize()) // QuorumPeer's gauge, on every member
+	}
 	if s.node.IsLeader() && s.node.IsClustered() {
 		followers, observers := s.node.Learners()
 		kv("learners", followers+observers)
@@ -391,6 +394,20 @@ func (s *Server) monitor() []metric {
 	kv("max_client_response_size", most)
 	kv("min_client_response_size", least)
 	return out
+}
+
+// quorumSize is how many members vote.
+func (s *Server) quorumSize() int {
+	if m, ok := s.node.FSM.Members(); ok {
+		return m.Voters()
+	}
+	n := 0
+	for _, p := range s.cfg.Servers {
+		if !p.Observer {
+			n++
+		}
+	}
+	return n
 }
 
 // peerState is ZooKeeper's zk_peer_state of a member that serves.

@@ -539,3 +539,46 @@ func TestClusterConfMatchesZooKeeper(t *testing.T) {
 		}
 	}
 }
+
+// A quorum member's mntr, leader's and followers', has the values ZooKeeper 3.8's has:
+// its state and peer state, zk_quorum_size (every quorum member prints it), the leader's
+// learner counts, and the tree's figures. Members are compared by role.
+func TestClusterMntrMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	keys := []string{"server_state", "peer_state", "quorum_size", "learners", "synced_followers",
+		"synced_non_voting_followers", "synced_observers", "pending_syncs", "znode_count", "ephemerals_count",
+		"approximate_data_size", "global_sessions", "watch_count", "last_proposal_size", "min_proposal_size", "max_proposal_size"}
+	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) []string {
+		c, err := start(3, ztest.Options{Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop()
+		lead := c.Members[c.Leader()]
+		// The followers' first heartbeats may still be on their way.
+		for deadline := time.Now().Add(10 * time.Second); mntrLine(askFourLetter(t, lead.Addr, "mntr"), "synced_followers") != "2"; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the leader has not two synced followers", c.Name)
+			}
+		}
+		var out []string
+		for _, m := range c.Members {
+			mntr := askFourLetter(t, m.Addr, "mntr")
+			var vals []string
+			for _, k := range keys {
+				if v := mntrLine(mntr, k); v != "" {
+					vals = append(vals, k+"="+v)
+				}
+			}
+			out = append(out, strings.Join(vals, " "))
+		}
+		sort.Strings(out)
+		return out
+	}
+	zk, us := answers(ztest.StartZooKeeperEnsemble), answers(ztest.StartZkraftCluster)
+	for i := range zk {
+		if zk[i] != us[i] {
+			t.Errorf("mntr:\nzkraft    %s\nZooKeeper %s", us[i], zk[i])
+		}
+	}
+}

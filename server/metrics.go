@@ -12,7 +12,8 @@ import (
 )
 
 // writeMetrics serves Prometheus' text format: every numeric mntr value under ZooKeeper's
-// metric name (as ZooKeeper's PrometheusMetricsProvider names them), quorum_size, and
+// metric name (as ZooKeeper's PrometheusMetricsProvider names them; a member's
+// quorum_size among them), quorum_size 1 on a standalone server, and
 // Raft's own figures (raft_term, raft_commit_index, raft_applied_index,
 // raft_last_snapshot_index, raft_last_log_index), the Go runtime's heap and collector
 // figures (metrics_runtime.go), the per-namespace quota metrics
@@ -41,18 +42,10 @@ func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 		}
 		gauge(m.name, v, m.name+", as mntr reports it")
 	}
-	quorumSize := 1
-	if m, ok := s.node.FSM.Members(); ok {
-		quorumSize = m.Voters()
-	} else if len(s.cfg.Servers) > 0 {
-		quorumSize = 0
-		for _, p := range s.cfg.Servers {
-			if !p.Observer {
-				quorumSize++
-			}
-		}
+	if !s.node.IsClustered() {
+		// A member's comes with mntr's values; a standalone server is a quorum of one.
+		gauge("quorum_size", 1, "voting members")
 	}
-	gauge("quorum_size", float64(quorumSize), "voting members")
 	leader := 0.0
 	if s.node.IsLeader() {
 		leader = 1
