@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,11 +237,11 @@ func (s *Server) adminConns(secure bool) []any {
 }
 
 func (s *Server) adminEnvi() map[string]any {
-	host, _ := os.Hostname()
-	wd, _ := os.Getwd()
-	return map[string]any{"zookeeper.version": Version + ", built on " + buildDate, "host.name": host,
-		"go.version": runtime.Version(), "os.name": runtime.GOOS, "os.arch": runtime.GOARCH,
-		"user.dir": wd, "os.memory.total": 0, "os.memory.max": 0, "os.memory.free": 0}
+	out := map[string]any{}
+	for _, e := range environment() {
+		out[e[0]] = e[1]
+	}
+	return out
 }
 
 func (s *Server) adminDump() map[string]any {

@@ -262,3 +262,52 @@ func TestAdminServerWithoutQuorumMatchesZooKeeper(t *testing.T) {
 		}
 	}
 }
+
+// envi and the AdminServer's environment are the same list (ZooKeeper's Environment.list)
+// rendered twice: the same keys, and in JSON every value the string envi prints.
+func TestAdminEnvironmentIsEnvi(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	check := func(start func(ztest.Options) (*ztest.Server, error)) []string {
+		port := mustFreePort(t)
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
+			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		envi := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSuffix(askFourLetter(t, s.Addr, "envi"), "\n"), "\n")[1:] {
+			k, v, _ := strings.Cut(l, "=")
+			envi[k] = v
+		}
+		_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/environment", port))
+		m, _ := jsonKeys(t, body)
+		delete(m, "command")
+		delete(m, "error")
+		var problems []string
+		for k, v := range m {
+			str, ok := v.(string)
+			switch {
+			case !ok:
+				problems = append(problems, fmt.Sprintf("%s is %T %v, not a string", k, v, v))
+			case envi[k] == "":
+				problems = append(problems, k+" is not in envi")
+			case !strings.HasPrefix(k, "os.memory.") && envi[k] != str:
+				problems = append(problems, fmt.Sprintf("%s is %q, envi's %q", k, str, envi[k]))
+			}
+		}
+		for k := range envi {
+			if _, ok := m[k]; !ok {
+				problems = append(problems, "envi's "+k+" is not in environment")
+			}
+		}
+		sort.Strings(problems)
+		return problems
+	}
+	if zk := check(ztest.StartZooKeeper); len(zk) > 0 {
+		t.Fatalf("ZooKeeper's environment is not its envi: %v: the rule this test holds zkraft to is wrong", zk)
+	}
+	if us := check(ztest.StartZkraft); len(us) > 0 {
+		t.Errorf("zkraft's environment is not its envi: %v", us)
+	}
+}

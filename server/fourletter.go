@@ -292,20 +292,31 @@ func dirSize(dir string) int64 {
 }
 
 func (s *Server) writeEnvi(b *strings.Builder) {
+	b.WriteString("Environment:\n")
+	for _, e := range environment() {
+		fmt.Fprintf(b, "%s=%s\n", e[0], e[1])
+	}
+}
+
+// environment is envi's list, as ZooKeeper's Environment.list: envi prints it as
+// key=value lines, the AdminServer's environment as JSON strings.
+func environment() [][2]string {
 	host, _ := os.Hostname()
 	wd, _ := os.Getwd()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	b.WriteString("Environment:\n")
-	fmt.Fprintf(b, "zookeeper.version=%s, built on %s\n", Version, buildDate)
-	fmt.Fprintf(b, "host.name=%s\n", host)
-	fmt.Fprintf(b, "go.version=%s\n", runtime.Version())
-	fmt.Fprintf(b, "os.name=%s\n", runtime.GOOS)
-	fmt.Fprintf(b, "os.arch=%s\n", runtime.GOARCH)
-	fmt.Fprintf(b, "user.dir=%s\n", wd)
-	fmt.Fprintf(b, "os.memory.free=%dMB\n", (ms.HeapIdle)>>20)
-	fmt.Fprintf(b, "os.memory.max=%dMB\n", ms.Sys>>20)
-	fmt.Fprintf(b, "os.memory.total=%dMB\n", ms.HeapSys>>20)
+	mb := func(n uint64) string { return strconv.FormatUint(n>>20, 10) + "MB" }
+	return [][2]string{
+		{"zookeeper.version", Version + ", built on " + buildDate},
+		{"host.name", host},
+		{"go.version", runtime.Version()},
+		{"os.name", runtime.GOOS},
+		{"os.arch", runtime.GOARCH},
+		{"user.dir", wd},
+		{"os.memory.free", mb(ms.HeapIdle)},
+		{"os.memory.max", mb(ms.Sys)},
+		{"os.memory.total", mb(ms.HeapSys)},
+	}
 }
 
 func (s *Server) writeMntr(b *strings.Builder) {
