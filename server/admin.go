@@ -45,7 +45,7 @@ var adminCommands = []adminCommand{
 	{[]string{"monitor", "mntr"}, func(s *Server) map[string]any { return s.adminMonitor() }},
 	{[]string{"configuration", "conf", "config"}, (*Server).adminConf},
 	{[]string{"connections", "cons"}, func(s *Server) map[string]any {
-		return map[string]any{"connections": s.adminConns(false), "secure_connections": s.adminConns(true)}
+		return map[string]any{"connections": s.adminConns(false, false), "secure_connections": s.adminConns(true, false)}
 	}},
 	{[]string{"environment", "envi", "env"}, (*Server).adminEnvi},
 	{[]string{"is_read_only", "isro"}, func(s *Server) map[string]any { return map[string]any{"read_only": s.isReadOnly()} }},
@@ -189,8 +189,8 @@ func (s *Server) adminStats(withConns bool) map[string]any {
 		out["proposal_stats"] = map[string]any{"last_buffer_size": sizes.Last, "min_buffer_size": sizes.Min, "max_buffer_size": sizes.Max}
 	}
 	if withConns {
-		out["connections"] = s.adminConns(false)
-		out["secure_connections"] = s.adminConns(true)
+		out["connections"] = s.adminConns(false, true)
+		out["secure_connections"] = s.adminConns(true, true)
 	}
 	return out
 }
@@ -217,8 +217,11 @@ func (s *Server) adminConf() map[string]any {
 }
 
 // adminConns lists the connections of the client port (secure false) or of the secure
-// client port, as ZooKeeper lists each connection factory's apart.
-func (s *Server) adminConns(secure bool) []any {
+// client port, as ZooKeeper lists each connection factory's apart, each as
+// ServerCnxn.getConnectionInfo does: brief (stats) the address, interest ops, queue
+// and packet counts; else also the session's figures, its id and the time it was
+// established (ms since the epoch) as numbers.
+func (s *Server) adminConns(secure, brief bool) []any {
 	out := []any{}
 	for _, c := range s.connList() {
 		if c.secure != secure {
@@ -227,10 +230,11 @@ func (s *Server) adminConns(secure bool) []any {
 		m := map[string]any{
 			"remote_socket_address": c.nc.RemoteAddr().String(), "interest_ops": 1,
 			"outstanding_requests": c.outstanding(), "packets_received": c.recv.Load(), "packets_sent": c.sent.Load(),
-			"session_id": fmt.Sprintf("0x%x", c.sessionID()), "session_timeout": c.timeout,
-			"established": c.started.UTC().Format(time.RFC3339),
 		}
-		c.stats.admin(m)
+		if !brief {
+			m["session_id"], m["session_timeout"], m["established"] = c.sessionID(), c.timeout, c.started.UnixMilli()
+			c.stats.admin(m)
+		}
 		out = append(out, m)
 	}
 	return out

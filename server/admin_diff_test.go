@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/server/ztest"
 )
 
@@ -309,5 +311,65 @@ func TestAdminEnvironmentIsEnvi(t *testing.T) {
 	}
 	if us := check(ztest.StartZkraft); len(us) > 0 {
 		t.Errorf("zkraft's environment is not its envi: %v", us)
+	}
+}
+
+// The AdminServer's connection info is ServerCnxn.getConnectionInfo's: in connections
+// the full one, with the session id and the time it was established as numbers (ms since
+// the epoch); in stats the brief one (address, interest ops, queue and packet counts).
+// Both servers list one session's connection; keys, JSON types and the session id must
+// match.
+func TestAdminConnectionInfoMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	run := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
+		port := mustFreePort(t)
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
+			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		c := dial(t, s.Addr)
+		c.connect(0, nil)
+		if h := c.call(jute.OpGetData, &jute.GetDataRequest{Path: "/"}, nil); h.Err != 0 {
+			t.Fatalf("%s: getData: %d", s.Name, h.Err)
+		}
+		out := map[string]string{}
+		for _, cmd := range []string{"connections", "stats"} {
+			_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/%s", port, cmd))
+			d := json.NewDecoder(strings.NewReader(body))
+			d.UseNumber()
+			var m map[string]any
+			if err := d.Decode(&m); err != nil {
+				t.Fatalf("%s %s: %v\n%s", s.Name, cmd, err, body)
+			}
+			conns, _ := m["connections"].([]any)
+			if len(conns) != 1 {
+				t.Fatalf("%s %s: want one connection: %s", s.Name, cmd, body)
+			}
+			var fields []string
+			for k, v := range conns[0].(map[string]any) {
+				switch v.(type) {
+				case string:
+					fields = append(fields, k+":string")
+				case json.Number:
+					fields = append(fields, k+":number")
+				default:
+					fields = append(fields, fmt.Sprintf("%s:%T", k, v))
+				}
+				if k == "session_id" {
+					out[cmd+" session_id is the session's"] = fmt.Sprint(fmt.Sprint(v) == strconv.FormatInt(c.sid, 10))
+				}
+			}
+			sort.Strings(fields)
+			out[cmd] = strings.Join(fields, " ")
+		}
+		return out
+	}
+	zk, us := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	for k, want := range zk {
+		if us[k] != want {
+			t.Errorf("%s:\nzkraft    %s\nZooKeeper %s", k, us[k], want)
+		}
 	}
 }
