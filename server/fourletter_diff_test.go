@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
@@ -579,6 +580,46 @@ func TestClusterMntrMatchesZooKeeper(t *testing.T) {
 	for i := range zk {
 		if zk[i] != us[i] {
 			t.Errorf("mntr:\nzkraft    %s\nZooKeeper %s", us[i], zk[i])
+		}
+	}
+}
+
+// ZooKeeper reads 4lw.commands.whitelist and the AdminServer's admin.* keys as the Java
+// system properties zookeeper.<key> (its zoo.cfg parser sets them), so they can be given
+// as -D in SERVER_JVMFLAGS or JVMFLAGS, as the Administrator's Guide documents; zoo.cfg
+// wins over -D. Both servers get the whitelist and the admin port only as -D.
+func TestFourLetterAndAdminSystemProperties(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
+		port := mustFreePort(t)
+		s, err := start(ztest.Options{Logf: t.Logf, DropConfig: []string{"4lw.commands.whitelist"},
+			ExtraConfig: map[string]string{"admin.enableServer": "true"},
+			JVMFlags: []string{"-Dzookeeper.4lw.commands.whitelist=ruok,conf", "-Dzookeeper.admin.serverAddress=127.0.0.1",
+				fmt.Sprintf("-Dzookeeper.admin.serverPort=%d", port)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		out := []string{askFourLetter(t, s.Addr, "ruok"), strings.SplitAfter(askFourLetter(t, s.Addr, "conf"), "\n")[0],
+			askFourLetter(t, s.Addr, "dump")}
+		c := http.Client{Timeout: 5 * time.Second}
+		resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/commands/ruok", port))
+		if err != nil {
+			return append(out, "admin port: "+err.Error())
+		}
+		resp.Body.Close()
+		return append(out, fmt.Sprintf("admin port: %d", resp.StatusCode))
+	}
+	zk, us := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	for _, o := range [][]string{zk, us} {
+		o[1] = regexp.MustCompile(`\d+`).ReplaceAllString(o[1], "N") // conf's first line: clientPort=<port>
+	}
+	if zk[3] != "admin port: 200" || zk[1] != "clientPort=N\n" {
+		t.Fatalf("ZooKeeper did not take the -D properties: %q", zk)
+	}
+	for i := range zk {
+		if zk[i] != us[i] {
+			t.Errorf("zkraft %q, ZooKeeper %q", us[i], zk[i])
 		}
 	}
 }

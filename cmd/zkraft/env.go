@@ -42,6 +42,17 @@ var systemProperties = map[string]bool{
 	"zookeeper.DigestAuthenticationProvider.superDigest": true,
 }
 
+// zooCfgProperties are system properties whose zoo.cfg key is their name without
+// "zookeeper.": ZooKeeper's zoo.cfg parser sets zookeeper.<key> for those keys, so they
+// may be given either way (the Administrator's Guide names both), zoo.cfg's winning.
+var zooCfgProperties = map[string]string{
+	"zookeeper.4lw.commands.whitelist": "4lw.commands.whitelist",
+	"zookeeper.admin.enableServer":     "admin.enableServer",
+	"zookeeper.admin.serverAddress":    "admin.serverAddress",
+	"zookeeper.admin.serverPort":       "admin.serverPort",
+	"zookeeper.admin.commandURL":       "admin.commandURL",
+}
+
 // jvmFlagsConfig turns the system properties zkraft knows in SERVER_JVMFLAGS and JVMFLAGS
 // into zoo.cfg lines (a later one wins, as in the JVM) and names the other properties in
 // warnings. Options that are not -D (heap size, GC) mean nothing to zkraft.
@@ -54,6 +65,10 @@ func jvmFlagsConfig(getenv func(string) string) (text string, warnings []string)
 				continue
 			}
 			name, value, _ := strings.Cut(prop, "=")
+			if key, ok := zooCfgProperties[name]; ok {
+				fmt.Fprintf(&b, "%s=%s\n", key, value)
+				continue
+			}
 			if !systemProperties[name] && !strings.HasPrefix(name, "zookeeper.ssl.quorum.") && !tlsSystemProperty(name) && !isSASLProperty(name) {
 				warnings = append(warnings, fmt.Sprintf("%s: -D%s is not a system property zkraft reads and is ignored", env, name))
 				continue

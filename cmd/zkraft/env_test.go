@@ -257,3 +257,17 @@ func TestEnforceQuotaSettings(t *testing.T) {
 		}
 	}
 }
+
+// 4lw.commands.whitelist and the admin.* keys are also ZooKeeper's system properties
+// zookeeper.<key>, given as -D in JVMFLAGS.
+func TestPrefixedSystemPropertiesAreZooCfgKeys(t *testing.T) {
+	cfg := server.DefaultConfig()
+	warnings, err := applyEnv(envOf(map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.4lw.commands.whitelist=ruok,conf " +
+		"-Dzookeeper.admin.enableServer=false -Dzookeeper.admin.serverPort=9999 -Dzookeeper.admin.serverAddress=127.0.0.2"}), &cfg)
+	if err != nil || len(warnings) > 0 {
+		t.Fatal(err, warnings)
+	}
+	if strings.Join(cfg.FourLetterWhitelist, ",") != "ruok,conf" || cfg.AdminEnabled || cfg.AdminPort != 9999 || cfg.AdminHost != "127.0.0.2" {
+		t.Fatalf("from SERVER_JVMFLAGS: whitelist %v, admin %v %s:%d", cfg.FourLetterWhitelist, cfg.AdminEnabled, cfg.AdminHost, cfg.AdminPort)
+	}
+}

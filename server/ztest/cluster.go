@@ -79,6 +79,9 @@ func startCluster(name string, n int, opts Options, command func(cfg, tmp string
 		for k, v := range servers {
 			base[k] = v
 		}
+		for _, k := range opts.DropConfig {
+			delete(base, k)
+		}
 		cfg, err := writeConfig(tmp, ports[3*i], base, opts.ExtraConfig)
 		if err != nil {
 			os.RemoveAll(tmp)

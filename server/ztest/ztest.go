@@ -31,6 +31,9 @@ type Options struct {
 	// JVMFlags are ZooKeeper's JVM options (-Dreadonlymode.enabled=true); zkraft gets them
 	// in its JVMFLAGS environment variable, as the official image passes them on.
 	JVMFlags []string
+	// DropConfig are keys of the base zoo.cfg left out (4lw.commands.whitelist, to give
+	// it as -D in JVMFlags instead).
+	DropConfig []string
 }
 
 // Server is one running server process.
@@ -244,7 +247,11 @@ func start(name string, opts Options, base func(string, int) map[string]string, 
 	if opts.DataDir != "" {
 		dataDir = opts.DataDir // outside tmp, so Stop does not remove it
 	}
-	cfg, err := writeConfig(tmp, port, base(dataDir, port), opts.ExtraConfig)
+	keys := base(dataDir, port)
+	for _, k := range opts.DropConfig {
+		delete(keys, k)
+	}
+	cfg, err := writeConfig(tmp, port, keys, opts.ExtraConfig)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
