@@ -360,11 +360,10 @@ func (s *Server) monitor() []metric {
 	mode := s.mode()
 	kv("server_state", mode)
 	if s.node.IsClustered() && mode != "read-only" {
-		// A read-only server is no quorum server: ZooKeeper's has no peer_state.
+		// A read-only server is no quorum server: ZooKeeper's has neither peer_state nor
+		// quorum_size (QuorumZooKeeperServer's gauge).
 		kv("peer_state", peerState[mode])
-	}
-	if s.node.IsClustered() {
-		kv("quorum_size", s.quorumSize()) // QuorumPeer's gauge, on every member
+		kv("quorum_size", s.quorumSize())
 	}
 	if s.node.IsLeader() && s.node.IsClustered() {
 		followers, observers := s.node.Learners()

@@ -514,8 +514,6 @@ func TestFourLetterWordsWithoutQuorumMatchZooKeeper(t *testing.T) {
 // members' answers are compared with a 3.8 ensemble's.
 func TestClusterConfMatchesZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
-	serverLine := regexp.MustCompile(`(?m)^server\.(\d+)=[0-9.]+:(\d+):(\d+):participant$`)
-	varies := regexp.MustCompile(`(?m)^(clientPort|dataDir|dataDirSize|dataLogDir|dataLogSize)=.*$`)
 	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) []string {
 		c, err := start(3, ztest.Options{Logf: t.Logf})
 		if err != nil {
@@ -524,12 +522,7 @@ func TestClusterConfMatchesZooKeeper(t *testing.T) {
 		defer c.Stop()
 		var out []string
 		for _, m := range c.Members {
-			conf := askFourLetter(t, m.Addr, "conf")
-			for _, s := range serverLine.FindAllStringSubmatch(conf, -1) {
-				conf = regexp.MustCompile(`\b`+s[2]+`\b`).ReplaceAllString(conf, "<quorum"+s[1]+">")
-				conf = regexp.MustCompile(`\b`+s[3]+`\b`).ReplaceAllString(conf, "<election"+s[1]+">")
-			}
-			out = append(out, varies.ReplaceAllString(conf, "$1=<$1>"))
+			out = append(out, confNames(askFourLetter(t, m.Addr, "conf")))
 		}
 		return out
 	}
@@ -537,6 +530,62 @@ func TestClusterConfMatchesZooKeeper(t *testing.T) {
 	for i := range zk {
 		if zk[i] != us[i] {
 			t.Errorf("conf of member %d:\nzkraft:\n%s\nZooKeeper:\n%s", i+1, us[i], zk[i])
+		}
+	}
+}
+
+// confNames replaces the ports and data dirs in a conf answer by names: a member's ports
+// by the id of the server line that has them (from the membership conf prints, else from
+// the member's own quorum and election ports, as member "self").
+func confNames(conf string) string {
+	ports := map[string]string{}
+	for _, s := range regexp.MustCompile(`(?m)^server\.(\d+)=[0-9.]+:(\d+):(\d+):participant$`).FindAllStringSubmatch(conf, -1) {
+		ports[s[2]], ports[s[3]] = "<quorum"+s[1]+">", "<election"+s[1]+">"
+	}
+	for _, s := range regexp.MustCompile(`(?m)^(quorum|election)Port=(\d+)$`).FindAllStringSubmatch(conf, -1) {
+		if ports[s[2]] == "" {
+			ports[s[2]] = "<" + s[1] + "self>"
+		}
+	}
+	for port, name := range ports {
+		conf = regexp.MustCompile(`\b`+port+`\b`).ReplaceAllString(conf, name)
+	}
+	return regexp.MustCompile(`(?m)^(clientPort|dataDir|dataDirSize|dataLogDir|dataLogSize)=.*$`).ReplaceAllString(conf, "$1=<$1>")
+}
+
+// A member in read-only mode (readonlymode.enabled, without its quorum) is ZooKeeper's
+// ReadOnlyZooKeeperServer, no quorum server: its conf has the quorum settings but no
+// membership, and its mntr no peer_state and no quorum_size (QuorumZooKeeperServer's).
+func TestReadOnlyMemberFourLetterWordsMatchZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) map[string]string {
+		c, err := start(3, ztest.Options{Logf: t.Logf, JVMFlags: []string{"-Dreadonlymode.enabled=true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop()
+		c.Members[1].Stop()
+		c.Members[2].Stop()
+		m := c.Members[0]
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if out, _ := ztest.FourLetter(m.Addr, "isro"); out == "ro" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the member left alone is not read-only", c.Name)
+			}
+		}
+		mntr := askFourLetter(t, m.Addr, "mntr")
+		out := map[string]string{"conf": confNames(askFourLetter(t, m.Addr, "conf"))}
+		for _, k := range []string{"server_state", "peer_state", "quorum_size", "learners", "synced_followers"} {
+			out["mntr "+k] = mntrLine(mntr, k)
+		}
+		return out
+	}
+	zk, us := answers(ztest.StartZooKeeperEnsemble), answers(ztest.StartZkraftCluster)
+	for k, want := range zk {
+		if us[k] != want {
+			t.Errorf("%s of a read-only member:\nzkraft:\n%s\nZooKeeper:\n%s", k, us[k], want)
 		}
 	}
 }

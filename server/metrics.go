@@ -12,8 +12,8 @@ import (
 )
 
 // writeMetrics serves Prometheus' text format: every numeric mntr value under ZooKeeper's
-// metric name (as ZooKeeper's PrometheusMetricsProvider names them; a member's
-// quorum_size among them), quorum_size 1 on a standalone server, and
+// metric name (as ZooKeeper's PrometheusMetricsProvider names them; a serving member's
+// quorum_size among them), quorum_size on a standalone (1) or read-only server too, and
 // Raft's own figures (raft_term, raft_commit_index, raft_applied_index,
 // raft_last_snapshot_index, raft_last_log_index), the Go runtime's heap and collector
 // figures (metrics_runtime.go), the per-namespace quota metrics
@@ -45,6 +45,8 @@ func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 	if !s.node.IsClustered() {
 		// A member's comes with mntr's values; a standalone server is a quorum of one.
 		gauge("quorum_size", 1, "voting members")
+	} else if s.isReadOnly() {
+		gauge("quorum_size", float64(s.quorumSize()), "voting members")
 	}
 	leader := 0.0
 	if s.node.IsLeader() {
