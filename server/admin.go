@@ -317,9 +317,24 @@ func (s *Server) adminVotingView() map[string]any {
 			continue
 		}
 		view[p.ID] = map[string]any{"server_addresses": []string{p.PeerAddr}, "election_addresses": []string{p.RaftAddr},
-			"client_address": p.ClientAddr, "learner_type": "participant"}
+			"client_address": s.clientAddress(p), "learner_type": "participant"}
 	}
 	return map[string]any{"current_config": view}
+}
+
+// clientAddress is member p's client address as ZooKeeper's AdminServer shows it: the
+// one its server line names, else, for this server, its own (clientPortAddress, every
+// address when unset, and clientPort), as a ZooKeeper member fills in its own
+// QuorumServer; "" for another member whose line names none.
+func (s *Server) clientAddress(p quorum.Peer) string {
+	if p.ClientAddr != "" || p.ID != strconv.Itoa(s.cfg.ServerID) {
+		return p.ClientAddr
+	}
+	host := s.cfg.ClientPortAddress
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(s.cfg.ClientPort))
 }
 
 // members is the cluster's membership (none for a standalone server).
@@ -358,7 +373,7 @@ func (s *Server) adminZabState() map[string]any {
 	if p, ok := s.node.Peer(strconv.Itoa(s.cfg.ServerID)); ok {
 		out["quorum_address"] = addressInfo(p.PeerAddr)
 		out["election_address"] = addressInfo(p.RaftAddr)
-		out["client_address"] = p.ClientAddr
+		out["client_address"] = s.clientAddress(p)
 	}
 	return out
 }

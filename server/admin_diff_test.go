@@ -373,3 +373,50 @@ func TestAdminConnectionInfoMatchesZooKeeper(t *testing.T) {
 		}
 	}
 }
+
+// A quorum member knows its own client address, though its server line names none: the
+// AdminServer's voting_view and zabstate show it for the member that answers (host:port
+// of its clientPortAddress and clientPort), and "" for the others.
+func TestAdminOwnClientAddressMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) string {
+		port := mustFreePort(t)
+		c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
+			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop()
+		_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/zabstate", port))
+		zab, _ := jsonKeys(t, body)
+		myid, _ := zab["myid"].(float64)
+		if myid < 1 || int(myid) > len(c.Members) {
+			t.Fatalf("%s: zabstate names no member: %s", c.Name, body)
+		}
+		own := c.Members[int(myid)-1].Addr
+		name := func(addr any) string {
+			if addr == own {
+				return "own"
+			}
+			return fmt.Sprintf("%q", addr)
+		}
+		out := []string{"zabstate " + name(zab["client_address"])}
+		_, body = httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/voting_view", port))
+		view, _ := jsonKeys(t, body)
+		members, _ := view["current_config"].(map[string]any)
+		for id := 1; id <= len(c.Members); id++ {
+			m, _ := members[fmt.Sprint(id)].(map[string]any)
+			who := "other"
+			if id == int(myid) {
+				who = "self"
+			}
+			out = append(out, who+" "+name(m["client_address"]))
+		}
+		sort.Strings(out)
+		return strings.Join(out, ", ")
+	}
+	zk, us := answers(ztest.StartZooKeeperEnsemble), answers(ztest.StartZkraftCluster)
+	if us != zk {
+		t.Errorf("client addresses: zkraft %s, ZooKeeper %s", us, zk)
+	}
+}
