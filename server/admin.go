@@ -65,6 +65,9 @@ var adminCommands = []adminCommand{
 		_, observers := s.node.Learners()
 		return map[string]any{"synced_observers": observers, "observers": []any{}}
 	}},
+	// zkraft keeps no per-observer connection figures (observers lists none): nothing
+	// to reset, and ZooKeeper answers this with no keys of its own.
+	{[]string{"observer_connection_stat_reset", "orst"}, func(s *Server) map[string]any { return map[string]any{} }},
 	{[]string{"last_snapshot", "lsnp"}, (*Server).adminLastSnapshot},
 	{[]string{"initial_configuration", "icfg"}, func(s *Server) map[string]any {
 		return map[string]any{"initial_configuration": s.cfg.InitialConfiguration}

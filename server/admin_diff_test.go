@@ -104,8 +104,8 @@ func TestAdminServerMatchesZooKeeper(t *testing.T) {
 				t.Errorf("stats.server_stats: keys %v, ZooKeeper's %v", us, zs)
 			}
 		}
-		if um["command"] != zm["command"] {
-			t.Errorf("%s: command %v, ZooKeeper's %v", c, um["command"], zm["command"])
+		if um["command"] != zm["command"] || um["error"] != zm["error"] {
+			t.Errorf("%s: command %v, error %v, ZooKeeper's %v, %v", c, um["command"], um["error"], zm["command"], zm["error"])
 		}
 	}
 }
@@ -114,7 +114,8 @@ func TestAdminServerMatchesZooKeeper(t *testing.T) {
 // error and no other keys, as zkraft does).
 var adminDiffCommands = []string{"ruok", "stats", "server_stats", "monitor", "configuration", "connections",
 	"environment", "is_read_only", "dump", "watch_summary", "watches", "watches_by_path", "dirs",
-	"voting_view", "observers", "last_snapshot", "initial_configuration", "zabstate", "srvr", "mntr", "conf", "cons", "wchs"}
+	"voting_view", "observers", "last_snapshot", "initial_configuration", "zabstate", "srvr", "mntr", "conf", "cons", "wchs",
+	"observer_connection_stat_reset", "orst"}
 
 func mustJSON(t *testing.T, v any) string {
 	b, err := json.Marshal(v)
