@@ -295,7 +295,8 @@ func TestAdminEnvironmentIsEnvi(t *testing.T) {
 				problems = append(problems, fmt.Sprintf("%s is %T %v, not a string", k, v, v))
 			case envi[k] == "":
 				problems = append(problems, k+" is not in envi")
-			case !strings.HasPrefix(k, "os.memory.") && envi[k] != str:
+			case !strings.HasPrefix(k, "os.memory.") && k != "host.name" && envi[k] != str:
+				// (The memory figures move, and ZooKeeper looks its host name up each time.)
 				problems = append(problems, fmt.Sprintf("%s is %q, envi's %q", k, str, envi[k]))
 			}
 		}
