@@ -91,16 +91,21 @@ func (s *Server) adminHandler() http.Handler {
 			}
 		}
 	}
+	// The commands are under admin.commandURL, as JettyAdminServer maps its servlet.
+	base := "/" + strings.Trim(s.cfg.AdminCommandURL, "/")
+	if base == "/" {
+		base = "/commands"
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/commands", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		for _, c := range adminCommands {
-			fmt.Fprintf(w, "<a href=\"/commands/%s\">%s</a>\n<br/>\n", c.names[0], c.names[0])
+			fmt.Fprintf(w, "<a href=\"%s/%s\">%s</a>\n<br/>\n", base, c.names[0], c.names[0])
 		}
-		fmt.Fprintf(w, "<a href=\"/commands/snapshot\">snapshot</a>\n<br/>\n")
+		fmt.Fprintf(w, "<a href=\"%s/snapshot\">snapshot</a>\n<br/>\n", base)
 	})
-	mux.HandleFunc("/commands/", func(w http.ResponseWriter, r *http.Request) {
-		name := strings.TrimPrefix(r.URL.Path, "/commands/")
+	mux.HandleFunc(base+"/", func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, base+"/")
 		if name == "snapshot" || name == "snap" {
 			s.serveAdminSnapshot(w, r)
 			return

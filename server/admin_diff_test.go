@@ -422,3 +422,33 @@ func TestAdminOwnClientAddressMatchesZooKeeper(t *testing.T) {
 		t.Errorf("client addresses: zkraft %s, ZooKeeper %s", us, zk)
 	}
 }
+
+// admin.commandURL moves the commands (JettyAdminServer serves them at <commandURL>/*):
+// they answer there and no longer at /commands.
+func TestAdminCommandURLMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
+		port := mustFreePort(t)
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"admin.enableServer": "true",
+			"admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1", "admin.commandURL": "/zk"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		var out []string
+		for _, path := range []string{"/zk/ruok", "/zk/srvr", "/commands/ruok"} {
+			code, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+			line := fmt.Sprintf("%s %d", path, code)
+			if code == http.StatusOK {
+				m, _ := jsonKeys(t, body)
+				line += fmt.Sprintf(" command=%v error=%v", m["command"], m["error"])
+			}
+			out = append(out, line)
+		}
+		return out
+	}
+	zk, us := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	if strings.Join(zk, "|") != strings.Join(us, "|") {
+		t.Errorf("admin.commandURL=/zk:\nzkraft    %q\nZooKeeper %q", us, zk)
+	}
+}

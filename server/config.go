@@ -72,16 +72,18 @@ type Config struct {
 	// soft one. In a cluster the leader's setting applies (quorum.Config.EnforceQuota).
 	EnforceQuota bool
 	// AdminEnabled (admin.enableServer) serves ZooKeeper's AdminServer commands at
-	// AdminHost:AdminPort (admin.serverAddress, admin.serverPort) /commands/<name> as
-	// JSON, and /healthz and /ready. MetricsPort (metricsProvider.httpPort), if not 0,
-	// serves Prometheus metrics at MetricsHost:MetricsPort/metrics. Both are off in
+	// AdminHost:AdminPort (admin.serverAddress, admin.serverPort)
+	// <AdminCommandURL>/<name> (admin.commandURL; "" is /commands) as JSON, and /healthz
+	// and /ready. MetricsPort (metricsProvider.httpPort), if not 0, serves Prometheus
+	// metrics at MetricsHost:MetricsPort/metrics. Both are off in
 	// DefaultConfig; the zkraft command turns the admin server on at :8080 as ZooKeeper
 	// does.
-	AdminEnabled bool
-	AdminHost    string
-	AdminPort    int
-	MetricsHost  string
-	MetricsPort  int
+	AdminEnabled    bool
+	AdminHost       string
+	AdminPort       int
+	AdminCommandURL string
+	MetricsHost     string
+	MetricsPort     int
 	// DebugGCEndpoint (zkraft.debug.gcEndpoint) adds POST /debug/gc to the metrics
 	// listener: a full collection, for benchmarks that read go_heap_live_bytes. Off by
 	// default; not for production (anyone who reaches the port can stall the server).
