@@ -60,7 +60,8 @@ func (s *Server) serveAdminSnapshot(w http.ResponseWriter, r *http.Request) {
 		enc.Encode(map[string]any{"command": "snapshot", "error": errText})
 	}
 	if !s.serving() {
-		answer(http.StatusServiceUnavailable, "This ZooKeeper instance is not currently serving requests")
+		// As every command that needs the server (3.9's Commands.runCommand): 200.
+		answer(http.StatusOK, notServing)
 		return
 	}
 	if status, why := s.adminAuthorize(r.Header.Get("Authorization"), jute.PermAll, "/"); status != http.StatusOK {

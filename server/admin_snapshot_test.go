@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
@@ -93,5 +94,30 @@ func TestAdminSnapshotNeedsAuthentication(t *testing.T) {
 	status, hdr, body = adminGet(t, url+"?streaming=false", "digest root:rootpw")
 	if status != 200 || hdr.Get("snapshot_size") == "" || !strings.Contains(string(body), `"command": "snapshot"`) {
 		t.Fatalf("super, streaming=false: %d %v %s", status, hdr, body)
+	}
+}
+
+// A member that does not serve answers snapshot as every command that needs the server:
+// HTTP 200 with "This ZooKeeper instance is not currently serving requests" (ZooKeeper
+// 3.9's Commands.runCommand, before authentication), not 503.
+func TestAdminSnapshotWithoutQuorum(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) {
+		c.AdminEnabled, c.AdminHost, c.AdminPort = true, "127.0.0.1", mustFreePort(t)
+	})
+	f := tc.follower()
+	tc.net.Isolate(fmt.Sprint(f + 1))
+	defer tc.net.Heal()
+	admin := fmt.Sprintf("http://127.0.0.1:%d/commands/", tc.cfgs[f].AdminPort)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, _, body := adminGet(t, admin+"srvr", ""); strings.Contains(string(body), notServing) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an isolated member still serves")
+		}
+	}
+	status, _, body := adminGet(t, admin+"snapshot", "digest admin:secret")
+	if status != http.StatusOK || !strings.Contains(string(body), `"error": "`+notServing+`"`) {
+		t.Fatalf("snapshot on a member without quorum: %d %s", status, body)
 	}
 }
