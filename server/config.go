@@ -211,7 +211,7 @@ func (c *Config) Validate() error {
 	if _, err := c.tlsSource(nil); err != nil {
 		return fmt.Errorf("ssl: %w", err)
 	}
-	if err := c.EnforceAuth.validate(c.SASL.AuthProvider); err != nil {
+	if err := c.EnforceAuth.validate(c.SASL.AuthProvider, c.x509Registered()); err != nil {
 		return err
 	}
 	if len(c.Servers) > 0 {
