@@ -285,8 +285,11 @@ func (c *conn) whoAmI() []jute.ClientInfo {
 				user = user[:i]
 			}
 		}
-		if id.Scheme == "sasl" && !c.srv.cfg.SASL.AuthProvider {
-			user = "" // ZooKeeper names the user through the scheme's provider, if any
+		// ZooKeeper names the user through the scheme's provider, if any (AuthUtil.getUser):
+		// none serves "super" (the x509 super user's id holds its subject), nor sasl
+		// without SASLAuthenticationProvider.
+		if id.Scheme == "super" || (id.Scheme == "sasl" && !c.srv.cfg.SASL.AuthProvider) {
+			user = ""
 		}
 		out = append(out, jute.ClientInfo{AuthScheme: id.Scheme, User: user})
 	}
