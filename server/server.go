@@ -23,13 +23,16 @@ import (
 // Server is one zkraft server: the client listener in front of a quorum node.
 // Lifecycle: New, Start, (Addr), Close.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	node  *quorum.Node
-	ln    net.Listener
-	sln   net.Listener   // secureClientPort's, if any
-	tls   *tls.Config    // the client ports' TLS, if any (tls.go)
-	https []*http.Server // the admin and metrics listeners (admin.go)
+	cfg  Config
+	log  *slog.Logger
+	node *quorum.Node
+	ln   net.Listener
+	sln  net.Listener // secureClientPort's, if any
+	tls  *tls.Config  // the client ports' TLS, if any (tls.go)
+	// tlsNoTrust: no ssl.trustStore.location, so a client certificate cannot be
+	// authenticated as x509 (tls.go, startTLS).
+	tlsNoTrust bool
+	https      []*http.Server // the admin and metrics listeners (admin.go)
 
 	traceMask atomic.Int64 // gtmk/stmk's mask (reported only)
 	slow      slowLog
@@ -90,6 +93,7 @@ func (s *Server) Start() error {
 		if s.tls, err = src.ServerConfig(); err != nil {
 			return fmt.Errorf("ssl: %w", err)
 		}
+		s.tlsNoTrust = src.Settings().TrustStore.Location == ""
 	}
 	qc.TickTime = s.cfg.TickTime
 	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval

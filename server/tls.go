@@ -194,6 +194,14 @@ func (c *conn) startTLS() bool {
 		c.srv.log.Warn("closing connection: unsuccessful TLS handshake", "client", sc.RemoteAddr().String(), "err", err)
 		return false
 	}
+	if sc.subject != "" && c.srv.tlsNoTrust {
+		// The handshake trusted the system's roots, but ZooKeeper's
+		// X509AuthenticationProvider checks the certificate again against the configured
+		// trust store only, and without one fails every client that shows a certificate.
+		c.srv.stats.authFailed.Add(1)
+		c.srv.log.Warn("closing connection: no ssl.trustStore to authenticate its x509 certificate", "client", sc.RemoteAddr().String(), "id", sc.subject)
+		return false
+	}
 	if sc.subject != "" {
 		c.caller.Store(x509Caller(c.Caller(), sc.subject, c.srv.cfg.X509SuperUser))
 		c.srv.log.Info("authenticated x509 id", "id", sc.subject, "client", sc.RemoteAddr().String())

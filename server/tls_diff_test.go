@@ -12,9 +12,9 @@ import (
 )
 
 // startTLSServers starts ZooKeeper 3.8 and zkraft configured alike by f.serverOptions
-// (with extra keys), each with a secure client port; it returns each server and its
+// (with extra keys, then changed by mods), each with a secure client port; it returns each server and its
 // secure address, keyed "zookeeper" and "zkraft".
-func startTLSServers(t *testing.T, f *tlsFiles, extra map[string]string) map[string][2]string {
+func startTLSServers(t *testing.T, f *tlsFiles, extra map[string]string, mods ...func(*ztest.Options)) map[string][2]string {
 	t.Helper()
 	requireClient(t, "ZooKeeper 3.8, java and kazoo", ztest.Available() == nil)
 	type started struct {
@@ -31,6 +31,9 @@ func startTLSServers(t *testing.T, f *tlsFiles, extra map[string]string) map[str
 			t.Fatal(err)
 		}
 		opts := f.serverOptions(t, port, extra)
+		for _, mod := range mods {
+			mod(&opts)
+		}
 		go func() {
 			s, err := start(opts)
 			results <- started{name, s, fmt.Sprintf("127.0.0.1:%d", port), err}
