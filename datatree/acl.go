@@ -23,7 +23,7 @@ type provider struct {
 }
 
 // providers are the schemes ZooKeeper 3.8 registers by default (ProviderRegistry):
-// ip and digest. "world" is not a provider: only world:anyone is accepted, by name.
+// ip and digest (unless Options.NoDigest). "world" is not a provider: only world:anyone is accepted, by name.
 var providers = map[string]provider{
 	"digest": {authenticated: true, valid: digestValid, matches: func(id, e string) bool { return id == e }},
 	"ip":     {authenticated: false, valid: ipValid, matches: ipMatches},
@@ -42,6 +42,10 @@ func (o Options) provider(scheme string) (provider, bool) {
 	case "sasl":
 		if o.SASL {
 			return saslProvider, true
+		}
+	case "digest":
+		if o.NoDigest {
+			return provider{}, false
 		}
 	}
 	p, ok := providers[scheme]

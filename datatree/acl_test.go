@@ -186,3 +186,24 @@ func TestSASLProvider(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestProviderDisabled: with Options.NoDigest, as with ZooKeeper's
+// DigestAuthenticationProvider.enabled=false, a digest ACL is invalid, "auth" does not
+// expand to a digest id, and a digest entry of an existing ACL matches nobody.
+func TestDigestProviderDisabled(t *testing.T) {
+	u := Caller{Ids: []jute.Id{{Scheme: "ip", Id: "127.0.0.1"}, {Scheme: "digest", Id: DigestID("u:p")}}}
+	off := &Options{NoDigest: true}
+	if _, code := off.fixupACL(aclOf(31, "digest", DigestID("u:p")), u); code != jute.ErrInvalidACL {
+		t.Errorf("digest ACL: %v, want InvalidACL", code)
+	}
+	if _, code := off.fixupACL(aclOf(31, "auth", ""), u); code != jute.ErrInvalidACL {
+		t.Errorf("auth ACL: %v, want InvalidACL", code)
+	}
+	if code := off.checkACL(aclOf(jute.PermRead, "digest", DigestID("u:p")), jute.PermRead, u); code != jute.ErrNoAuth {
+		t.Errorf("digest entry: %v, want NoAuth", code)
+	}
+	on := &Options{}
+	if code := on.checkACL(aclOf(jute.PermRead, "digest", DigestID("u:p")), jute.PermRead, u); code != jute.OK {
+		t.Errorf("digest entry with the provider: %v, want OK", code)
+	}
+}

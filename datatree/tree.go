@@ -31,6 +31,11 @@ type Options struct {
 	// naming it does. Without it, as in ZooKeeper, a sasl ACL is InvalidACL and a sasl
 	// entry of an existing ACL matches nobody, whatever ids a connection holds.
 	SASL bool
+	// NoDigest unregisters the digest scheme, as ZooKeeper's
+	// zookeeper.DigestAuthenticationProvider.enabled=false does: a digest ACL is
+	// InvalidACL and a digest entry of an existing ACL matches nobody. Every member must
+	// agree on it.
+	NoDigest bool
 	// OnQuota, if set, hears of every write over a quota while quotas are enforced
 	// (ZooKeeper logs them). It runs inside Apply and must not touch the tree.
 	OnQuota func(QuotaEvent)

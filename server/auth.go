@@ -11,8 +11,13 @@ import (
 // after the reply, as ZooKeeper does.
 func (c *conn) authenticate(p *pending) {
 	a := p.req.(*jute.AuthPacket)
-	switch a.Scheme {
-	case "digest":
+	switch {
+	case !c.srv.cfg.schemeRegistered(a.Scheme):
+		// No provider for the scheme (digest may be disabled): AuthFailed, as for any
+		// unknown scheme.
+		c.authFailed(a.Scheme)
+		p.err, p.close = jute.ErrAuthFailed, true
+	case a.Scheme == "digest":
 		if a.Auth == nil {
 			// ZooKeeper's DigestAuthenticationProvider makes a String of the null auth
 			// and fails with the NullPointerException, which processPacket answers
@@ -31,12 +36,12 @@ func (c *conn) authenticate(p *pending) {
 		}
 		next.Ids = appendID(next.Ids, jute.Id{Scheme: "digest", Id: id})
 		c.caller.Store(&next)
-	case "ip":
+	case a.Scheme == "ip":
 		// The connection already has its ip identity.
-	case "x509":
+	case a.Scheme == "x509":
 		// X509AuthenticationProvider checks the connection's certificate again: a client
 		// that showed one keeps its identity; any other fails as an unknown scheme.
-		if !c.srv.cfg.x509Registered() || !c.hasX509() {
+		if !c.hasX509() {
 			c.authFailed(a.Scheme)
 			p.err, p.close = jute.ErrAuthFailed, true
 		}

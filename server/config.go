@@ -38,6 +38,7 @@ type Config struct {
 	SnapRetainCount        int
 	FsyncWarning           time.Duration  // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
 	SuperDigest            string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
+	DigestDisabled         bool           // zookeeper.DigestAuthenticationProvider.enabled=false: no digest scheme (addauth, ACLs, super digest)
 	MaxOutstanding         int            // per connection, before the reader stops reading
 	Throttle               ThrottleConfig // ZooKeeper's request throttle (throttle.go)
 	AdminAuth              AdminAuth      // the AdminServer's snapshot command (admin_snapshot.go)
@@ -211,7 +212,7 @@ func (c *Config) Validate() error {
 	if _, err := c.tlsSource(nil); err != nil {
 		return fmt.Errorf("ssl: %w", err)
 	}
-	if err := c.EnforceAuth.validate(c.SASL.AuthProvider, c.x509Registered()); err != nil {
+	if err := c.EnforceAuth.validate(c.schemeRegistered); err != nil {
 		return err
 	}
 	if len(c.Servers) > 0 {
@@ -228,6 +229,22 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// schemeRegistered reports whether ZooKeeper would have a provider for the scheme
+// (ProviderRegistry): ip always, digest unless disabled, sasl and x509 when configured.
+func (c *Config) schemeRegistered(scheme string) bool {
+	switch scheme {
+	case "ip":
+		return true
+	case "digest":
+		return !c.DigestDisabled
+	case "sasl":
+		return c.SASL.AuthProvider
+	case "x509":
+		return c.x509Registered()
+	}
+	return false
 }
 
 // x509Registered reports whether the x509 scheme is registered.

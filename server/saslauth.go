@@ -50,9 +50,9 @@ func (e *EnforceAuthConfig) schemes() []string {
 }
 
 // validate is ZooKeeper's AuthenticationHelper check at startup: every enforced scheme
-// must have a provider (ip and digest always do; sasl with its authProvider key; x509
-// when it is registered, as a secure client port registers it).
-func (e *EnforceAuthConfig) validate(saslProvider, x509Provider bool) error {
+// must be registered (ip always is; digest unless disabled; sasl with its authProvider
+// key; x509 with a secure client port, port unification or its authProvider key).
+func (e *EnforceAuthConfig) validate(registered func(scheme string) bool) error {
 	if !e.Enabled && !e.RequireClientSASLAuth {
 		return nil
 	}
@@ -60,7 +60,7 @@ func (e *EnforceAuthConfig) validate(saslProvider, x509Provider bool) error {
 		return fmt.Errorf("enforce.auth.enabled is true: enforce.auth.schemes must be configured")
 	}
 	for _, s := range e.schemes() {
-		if s != "ip" && s != "digest" && (s != "sasl" || !saslProvider) && (s != "x509" || !x509Provider) {
+		if !registered(s) {
 			return fmt.Errorf("enforce.auth.schemes: authentication scheme %s is not available", s)
 		}
 	}

@@ -37,6 +37,9 @@ func TestSASLStartupErrors(t *testing.T) {
 		{"enforce without schemes", func(c *Config) { c.EnforceAuth.Enabled = true }, "enforce.auth.schemes must be configured"},
 		{"enforce sasl without provider", func(c *Config) { c.EnforceAuth.RequireClientSASLAuth = true }, "scheme sasl is not available"},
 		{"enforce unknown scheme", func(c *Config) { c.EnforceAuth.Enabled, c.EnforceAuth.Schemes = true, []string{"digest", "kerberos"} }, "scheme kerberos is not available"},
+		{"enforce digest when disabled", func(c *Config) {
+			c.DigestDisabled, c.EnforceAuth.Enabled, c.EnforceAuth.Schemes = true, true, []string{"digest"}
+		}, "scheme digest is not available"},
 		{"enforce x509 without TLS", func(c *Config) { c.EnforceAuth.Enabled, c.EnforceAuth.Schemes = true, []string{"x509"} }, "scheme x509 is not available"},
 	}
 	for _, c := range cases {

@@ -82,7 +82,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 // Start opens the store, waits until the node serves, and starts listening.
 func (s *Server) Start() error {
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
-	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered(),
+	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered(), NoDigest: s.cfg.DigestDisabled,
 		SASL: s.cfg.SASL.AuthProvider, OnQuota: s.quotaExceeded}
 	qc.EnforceQuota = s.cfg.EnforceQuota
 	if src, err := s.cfg.tlsSource(func(err error) {

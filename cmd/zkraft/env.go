@@ -40,6 +40,7 @@ var systemProperties = map[string]bool{
 	"fsync.warningthresholdms":                           true,
 	"znode.container.checkIntervalMs":                    true,
 	"zookeeper.DigestAuthenticationProvider.superDigest": true,
+	"zookeeper.DigestAuthenticationProvider.enabled":     true,
 }
 
 // zooCfgProperties are system properties whose zoo.cfg key is their name without

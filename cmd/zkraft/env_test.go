@@ -271,3 +271,30 @@ func TestPrefixedSystemPropertiesAreZooCfgKeys(t *testing.T) {
 		t.Fatalf("from SERVER_JVMFLAGS: whitelist %v, admin %v %s:%d", cfg.FourLetterWhitelist, cfg.AdminEnabled, cfg.AdminHost, cfg.AdminPort)
 	}
 }
+
+// TestDigestProviderSettings: zookeeper.DigestAuthenticationProvider.enabled is read from
+// the JVM flags and from zoo.cfg (which ZooKeeper turns into that property), as Java's
+// Boolean.parseBoolean reads it: only "true" in any case keeps digest on.
+func TestDigestProviderSettings(t *testing.T) {
+	load := func(env map[string]string, configPath string) server.Config {
+		t.Helper()
+		cfg, _, err := loadConfig(newStartCommand(), configPath, envOf(env), &server.Config{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if load(nil, "").DigestDisabled {
+		t.Fatal("digest must be enabled by default")
+	}
+	if !load(map[string]string{"JVMFLAGS": "-Dzookeeper.DigestAuthenticationProvider.enabled=false"}, "").DigestDisabled {
+		t.Fatal("JVMFLAGS -Dzookeeper.DigestAuthenticationProvider.enabled=false ignored")
+	}
+	for value, disabled := range map[string]bool{"false": true, "no": true, "TRUE": false, "true": false} {
+		path := filepath.Join(t.TempDir(), "zoo.cfg")
+		os.WriteFile(path, []byte("DigestAuthenticationProvider.enabled="+value+"\n"), 0o644)
+		if got := load(nil, path).DigestDisabled; got != disabled {
+			t.Errorf("zoo.cfg DigestAuthenticationProvider.enabled=%s: disabled %v", value, got)
+		}
+	}
+}

@@ -50,6 +50,8 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"zookeeper.fsync.warningthresholdms":                 msKey(func(c *server.Config, d time.Duration) { c.FsyncWarning = d }),
 	"DigestAuthenticationProvider.superDigest":           func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
 	"zookeeper.DigestAuthenticationProvider.superDigest": func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
+	"DigestAuthenticationProvider.enabled":               digestEnabled,
+	"zookeeper.DigestAuthenticationProvider.enabled":     digestEnabled,
 	"admin.enableServer":                                 boolKey(func(c *server.Config, b bool) { c.AdminEnabled = b }),
 	"admin.serverAddress":                                func(c *server.Config, v string) error { c.AdminHost = v; return nil },
 	"admin.serverPort":                                   intKey(func(c *server.Config, n int) { c.AdminPort = n }),
@@ -64,6 +66,13 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 		}
 		return nil
 	},
+}
+
+// digestEnabled reads DigestAuthenticationProvider.enabled as ZooKeeper's
+// Boolean.parseBoolean does: "true" in any case enables digest, anything else disables it.
+func digestEnabled(c *server.Config, v string) error {
+	c.DigestDisabled = !strings.EqualFold(v, "true")
+	return nil
 }
 
 // ignoredKeys are accepted without effect in standalone mode; a warning says so.
