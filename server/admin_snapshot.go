@@ -134,7 +134,7 @@ func (s *Server) adminAuthorize(header string, perm int32, path string) (int, st
 	if len(parts) != 2 || parts[0] != "digest" || s.cfg.DigestDisabled || !strings.Contains(parts[1], ":") {
 		return http.StatusUnauthorized, "Not authenticated"
 	}
-	id := datatree.DigestID(parts[1])
+	id := s.digest(parts[1])
 	caller := datatree.Caller{Ids: []jute.Id{{Scheme: "digest", Id: id}}}
 	caller.Super = s.cfg.SuperDigest != "" && id == s.cfg.SuperDigest
 	// Every bit of perm, each on its own: an ACL check passes when the caller holds any

@@ -1,9 +1,6 @@
 package server
 
-import (
-	"github.com/zkraft/zkraft/datatree"
-	"github.com/zkraft/zkraft/jute"
-)
+import "github.com/zkraft/zkraft/jute"
 
 // authenticate handles addauth in the processor, in request order, so every later
 // request of the connection carries the new identity and no earlier one does. An unknown
@@ -27,7 +24,7 @@ func (c *conn) authenticate(p *pending) {
 			return
 		}
 		// DigestAuthenticationProvider makes a Java String of the bytes first.
-		id := datatree.DigestID(jute.JavaString(a.Auth))
+		id := c.srv.digest(jute.JavaString(a.Auth))
 		next := *c.caller.Load()
 		next.Ids = append([]jute.Id(nil), next.Ids...)
 		if c.srv.cfg.SuperDigest != "" && id == c.srv.cfg.SuperDigest {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/quorum"
 )
@@ -39,6 +40,7 @@ type Config struct {
 	FsyncWarning           time.Duration  // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
 	SuperDigest            string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
 	DigestDisabled         bool           // zookeeper.DigestAuthenticationProvider.enabled=false: no digest scheme (addauth, ACLs, super digest)
+	DigestAlgorithm        string         // zookeeper.DigestAuthenticationProvider.digestAlg (Java's name); "" = SHA1
 	MaxOutstanding         int            // per connection, before the reader stops reading
 	Throttle               ThrottleConfig // ZooKeeper's request throttle (throttle.go)
 	AdminAuth              AdminAuth      // the AdminServer's snapshot command (admin_snapshot.go)
@@ -208,6 +210,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("superDigest %q is not user:digest", c.SuperDigest)
 	case len(c.Servers) > 0 && (c.ServerID < 1 || c.ServerID > 254):
 		return fmt.Errorf("myid %d must be 1..254 in a cluster", c.ServerID)
+	}
+	if _, err := datatree.NewDigester(c.DigestAlgorithm); err != nil {
+		return fmt.Errorf("DigestAuthenticationProvider.digestAlg: %w", err)
 	}
 	if _, err := c.tlsSource(nil); err != nil {
 		return fmt.Errorf("ssl: %w", err)

@@ -38,3 +38,35 @@ func TestDigestProviderDisabledMatchesZooKeeper(t *testing.T) {
 		return lines
 	})
 }
+
+// TestDigestAlgorithmMatchesZooKeeper: with DigestAuthenticationProvider.digestAlg
+// (ZooKeeper 3.7's, for moving off SHA1) digest ids are hashed with that algorithm: the
+// id addauth gives (shown by an auth ACL), a digest ACL made with it, and the super
+// digest all agree between the servers.
+func TestDigestAlgorithmMatchesZooKeeper(t *testing.T) {
+	sha256, err := datatree.NewDigester("SHA-256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := ztest.Options{Logf: t.Logf, JVMFlags: []string{"-Dzookeeper.DigestAuthenticationProvider.digestAlg=SHA-256",
+		"-Dzookeeper.DigestAuthenticationProvider.superDigest=" + sha256("super:secret")}}
+	bothTranscripts(t, opts, func(t *testing.T, addr string) []string {
+		var lines []string
+		step := func(what string, v ...any) { lines = append(lines, what+": "+fmt.Sprint(v...)) }
+		owner := zkConnect(t, addr, nil)
+		step("addauth digest u:p", zkOutcome(owner.AddAuth("digest", []byte("u:p"))))
+		_, err := owner.Create("/auth", nil, 0, zk.AuthACL(zk.PermAll))
+		step("create with an auth ACL", zkOutcome(err))
+		acl, _, err := owner.GetACL("/auth")
+		step("its ACL", acl, " ", zkOutcome(err))
+		_, err = owner.Create("/digest", nil, 0, []zk.ACL{{Perms: zk.PermAll, Scheme: "digest", ID: sha256("u:p")}})
+		step("create with a SHA-256 digest ACL", zkOutcome(err))
+		for _, who := range []string{"u:p", "u:wrong", "super:secret"} {
+			c := zkConnect(t, addr, nil)
+			c.AddAuth("digest", []byte(who))
+			_, _, err := c.Get("/digest")
+			step(who+" reads it", zkOutcome(err))
+		}
+		return lines
+	})
+}

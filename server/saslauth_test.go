@@ -40,6 +40,7 @@ func TestSASLStartupErrors(t *testing.T) {
 		{"enforce digest when disabled", func(c *Config) {
 			c.DigestDisabled, c.EnforceAuth.Enabled, c.EnforceAuth.Schemes = true, true, []string{"digest"}
 		}, "scheme digest is not available"},
+		{"digest algorithm Go lacks", func(c *Config) { c.DigestAlgorithm = "MD2" }, "don't support this ACL digest algorithm: MD2"},
 		{"enforce x509 without TLS", func(c *Config) { c.EnforceAuth.Enabled, c.EnforceAuth.Schemes = true, []string{"x509"} }, "scheme x509 is not available"},
 	}
 	for _, c := range cases {

@@ -55,6 +55,8 @@ type Server struct {
 	memCap   memCap
 
 	adminSnap adminSnapshot // the snapshot admin command's rate limit
+	// digest makes digest ids with DigestAuthenticationProvider.digestAlg's algorithm.
+	digest datatree.Digester
 	// saslUsers are the DIGEST-MD5 users of the JAAS file; nil: SASL is off.
 	saslUsers sasl.Users
 	quota     quotaErrors
@@ -73,6 +75,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	s.traceMask.Store(defaultTraceMask)
 	s.memCap.limit = cfg.TreeMemoryLimit
 	var err error
+	if s.digest, err = datatree.NewDigester(cfg.DigestAlgorithm); err != nil {
+		return nil, err
+	}
 	if s.saslUsers, err = loadSASLUsers(&cfg.SASL); err != nil {
 		return nil, err
 	}

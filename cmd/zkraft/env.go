@@ -41,6 +41,7 @@ var systemProperties = map[string]bool{
 	"znode.container.checkIntervalMs":                    true,
 	"zookeeper.DigestAuthenticationProvider.superDigest": true,
 	"zookeeper.DigestAuthenticationProvider.enabled":     true,
+	"zookeeper.DigestAuthenticationProvider.digestAlg":   true,
 }
 
 // zooCfgProperties are system properties whose zoo.cfg key is their name without

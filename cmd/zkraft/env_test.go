@@ -272,9 +272,10 @@ func TestPrefixedSystemPropertiesAreZooCfgKeys(t *testing.T) {
 	}
 }
 
-// TestDigestProviderSettings: zookeeper.DigestAuthenticationProvider.enabled is read from
-// the JVM flags and from zoo.cfg (which ZooKeeper turns into that property), as Java's
-// Boolean.parseBoolean reads it: only "true" in any case keeps digest on.
+// TestDigestProviderSettings: zookeeper.DigestAuthenticationProvider.enabled and
+// .digestAlg are read from the JVM flags and from zoo.cfg (which ZooKeeper turns into
+// those properties); enabled as Java's Boolean.parseBoolean reads it: only "true" in any
+// case keeps digest on.
 func TestDigestProviderSettings(t *testing.T) {
 	load := func(env map[string]string, configPath string) server.Config {
 		t.Helper()
@@ -296,5 +297,13 @@ func TestDigestProviderSettings(t *testing.T) {
 		if got := load(nil, path).DigestDisabled; got != disabled {
 			t.Errorf("zoo.cfg DigestAuthenticationProvider.enabled=%s: disabled %v", value, got)
 		}
+	}
+	if alg := load(map[string]string{"JVMFLAGS": "-Dzookeeper.DigestAuthenticationProvider.digestAlg=SHA-256"}, "").DigestAlgorithm; alg != "SHA-256" {
+		t.Fatalf("JVMFLAGS digestAlg: %q", alg)
+	}
+	path := filepath.Join(t.TempDir(), "zoo.cfg")
+	os.WriteFile(path, []byte("DigestAuthenticationProvider.digestAlg=SHA3-256\n"), 0o644)
+	if alg := load(nil, path).DigestAlgorithm; alg != "SHA3-256" {
+		t.Fatalf("zoo.cfg digestAlg: %q", alg)
 	}
 }

@@ -52,6 +52,8 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"zookeeper.DigestAuthenticationProvider.superDigest": func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
 	"DigestAuthenticationProvider.enabled":               digestEnabled,
 	"zookeeper.DigestAuthenticationProvider.enabled":     digestEnabled,
+	"DigestAuthenticationProvider.digestAlg":             func(c *server.Config, v string) error { c.DigestAlgorithm = v; return nil },
+	"zookeeper.DigestAuthenticationProvider.digestAlg":   func(c *server.Config, v string) error { c.DigestAlgorithm = v; return nil },
 	"admin.enableServer":                                 boolKey(func(c *server.Config, b bool) { c.AdminEnabled = b }),
 	"admin.serverAddress":                                func(c *server.Config, v string) error { c.AdminHost = v; return nil },
 	"admin.serverPort":                                   intKey(func(c *server.Config, n int) { c.AdminPort = n }),
