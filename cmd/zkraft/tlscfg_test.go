@@ -82,3 +82,27 @@ func TestSecureClientPortAloneServesTLSOnly(t *testing.T) {
 		t.Errorf("neither: clientPort %d", c.ClientPort)
 	}
 }
+
+// TestX509ProviderUnderAnyKey: authProvider.<N> naming X509AuthenticationProvider
+// registers the x509 scheme as authProvider.x509 does, in zoo.cfg and as a JVM flag.
+func TestX509ProviderUnderAnyKey(t *testing.T) {
+	for _, text := range []string{
+		"authProvider.1=org.apache.zookeeper.server.auth.X509AuthenticationProvider\n",
+		"zookeeper.authProvider.tls=org.apache.zookeeper.server.auth.X509AuthenticationProvider\n",
+	} {
+		cfg := server.DefaultConfig()
+		warnings, err := parseZooCfg(strings.NewReader(text), &cfg)
+		if err != nil || len(warnings) != 0 || !cfg.X509Provider {
+			t.Errorf("%q: %v %v, x509 registered %v", text, err, warnings, cfg.X509Provider)
+		}
+	}
+	cfg, _, err := loadConfig(newStartCommand(), "", func(k string) string {
+		if k == "JVMFLAGS" {
+			return "-Dzookeeper.authProvider.2=org.apache.zookeeper.server.auth.X509AuthenticationProvider"
+		}
+		return ""
+	}, &server.Config{}, nil)
+	if err != nil || !cfg.X509Provider {
+		t.Errorf("JVMFLAGS: %v, x509 registered %v", err, cfg.X509Provider)
+	}
+}

@@ -46,7 +46,8 @@ func isSASLProperty(name string) bool {
 	return ok && (saslKeys[name] != nil || strings.HasPrefix(rest, "authProvider.") || strings.HasPrefix(rest, "superUser."))
 }
 
-// The authentication providers ZooKeeper 3.8 has; ip and digest are always registered.
+// The authentication providers ZooKeeper 3.8 has; ip and digest are registered without
+// a key (digest unless DigestAuthenticationProvider.enabled is false).
 const (
 	saslProviderClass   = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
 	digestProviderClass = "org.apache.zookeeper.server.auth.DigestAuthenticationProvider"
@@ -57,6 +58,7 @@ const (
 // (a provider class to register) and zookeeper.superUser.<anything> (another SASL super
 // user). handled is false for any other key. A provider zkraft does not have is a
 // warning, as ZooKeeper logs one for a class it cannot load and goes on.
+// (authProvider.x509 is read with the TLS keys, tlscfg.go.)
 func prefixedAuthKey(c *server.Config, key, val string) (handled bool, warning string) {
 	key = strings.TrimPrefix(key, "zookeeper.")
 	switch {
@@ -69,6 +71,10 @@ func prefixedAuthKey(c *server.Config, key, val string) (handled bool, warning s
 	switch val {
 	case saslProviderClass:
 		c.SASL.AuthProvider = true
+	case x509ProviderClass:
+		// ProviderRegistry keys a provider by its scheme, whatever the key's N: the
+		// x509 scheme is registered as by authProvider.x509.
+		c.X509Provider = true
 	case digestProviderClass, ipProviderClass:
 	default:
 		return true, fmt.Sprintf("%s: authentication provider %s is not one zkraft has and is ignored", key, val)
