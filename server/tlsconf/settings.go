@@ -108,8 +108,15 @@ var protocolVersions = map[string][2]uint16{
 	"TLS":     {tls.VersionTLS12, tls.VersionTLS13},
 }
 
+// ErrNoProtocol: every enabled protocol is one Java disables.
+var ErrNoProtocol = errors.New("no enabled protocol is TLSv1.2 or later (TLSv1 and TLSv1.1 are disabled, as Java disables them)")
+
 // Versions is the range of versions the enabled protocols cover (Go enables a range,
-// Java a set: a gap in the set is filled).
+// Java a set: a gap in the set is filled). TLSv1 and TLSv1.1 are valid names but never
+// offered: Java (8u291, 11.0.11, 16 and later, so every JDK ZooKeeper 3.8 runs on
+// today) lists them in jdk.tls.disabledAlgorithms, and ZooKeeper refuses them whatever
+// ssl.enabledProtocols says. None left is ErrNoProtocol (ZooKeeper starts and fails
+// every handshake).
 func (s *Settings) Versions() (lo, hi uint16, err error) {
 	names := s.EnabledProtocols
 	if len(names) == 0 {
@@ -124,10 +131,16 @@ func (s *Settings) Versions() (lo, hi uint16, err error) {
 		if !ok {
 			return 0, 0, fmt.Errorf("protocol %q is not one of TLSv1.3, TLSv1.2, TLSv1.1, TLSv1, TLS", n)
 		}
+		if v[1] < tls.VersionTLS12 {
+			continue
+		}
 		if lo == 0 || v[0] < lo {
 			lo = v[0]
 		}
 		hi = max(hi, v[1])
+	}
+	if lo == 0 {
+		return 0, 0, fmt.Errorf("%w: %s", ErrNoProtocol, strings.Join(names, ","))
 	}
 	return lo, hi, nil
 }

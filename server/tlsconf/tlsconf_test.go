@@ -263,6 +263,10 @@ func TestTLSConfProtocolsAndCiphers(t *testing.T) {
 		{ciphers: []string{"TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", "SSL_ECDHE_ECDSA_WITH_AES_128_CBC_SHA"}, version: tls.VersionTLS12, suite: tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA},
 		{ciphers: []string{"TLS_DHE_RSA_WITH_AES_128_GCM_SHA256"}, wantErr: tlsconf.ErrNoCipherSuite},
 		{protocol: "SSLv3", wantErr: errors.New("any")},
+		// Java disables TLSv1 and TLSv1.1: listed, they are not offered.
+		{enabled: []string{"TLSv1.1", "TLSv1"}, wantErr: tlsconf.ErrNoProtocol},
+		{protocol: "TLSv1.1", wantErr: tlsconf.ErrNoProtocol},
+		{enabled: []string{"TLSv1", "TLSv1.2"}, version: tls.VersionTLS12, suite: tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256},
 	} {
 		set := base
 		set.Protocol, set.EnabledProtocols, set.CipherSuites = c.protocol, c.enabled, c.ciphers
@@ -271,7 +275,7 @@ func TestTLSConfProtocolsAndCiphers(t *testing.T) {
 		}
 		server, err := tlsconf.New(set, nil)
 		if c.wantErr != nil {
-			if err == nil || (errors.Is(c.wantErr, tlsconf.ErrNoCipherSuite) && !errors.Is(err, c.wantErr)) {
+			if err == nil || ((errors.Is(c.wantErr, tlsconf.ErrNoCipherSuite) || errors.Is(c.wantErr, tlsconf.ErrNoProtocol)) && !errors.Is(err, c.wantErr)) {
 				t.Errorf("%+v: err %v, want %v", c, err, c.wantErr)
 			}
 			continue

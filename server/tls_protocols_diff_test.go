@@ -1,0 +1,54 @@
+package server
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// handshakeWith dials secure as client1 offering only version v and reports the
+// outcome: the version agreed and whether a ConnectRequest is answered.
+func handshakeWith(f *tlsFiles, secure string, v uint16) string {
+	cfg := f.clientTLS("client1")
+	cfg.MinVersion, cfg.MaxVersion = v, v
+	nc, err := net.DialTimeout("tcp", secure, 5*time.Second)
+	if err != nil {
+		return err.Error()
+	}
+	tc := tls.Client(nc, cfg)
+	defer tc.Close()
+	tc.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := tc.Handshake(); err != nil {
+		return "handshake refused"
+	}
+	tc.Write(connectFrame())
+	if _, err := tc.Read(make([]byte, 1)); err != nil {
+		return "refused at first exchange"
+	}
+	return "answered with " + tls.VersionName(tc.ConnectionState().Version)
+}
+
+// TestTLSOldProtocolsRefusedAsZooKeeper: TLSv1 and TLSv1.1 in ssl.enabledProtocols are
+// not offered: ZooKeeper 3.8 on Java 17 (as on every JDK since 8u291 and 11.0.11, whose
+// jdk.tls.disabledAlgorithms lists them) refuses a client that offers only one of them
+// and serves TLSv1.2.
+func TestTLSOldProtocolsRefusedAsZooKeeper(t *testing.T) {
+	f := newTLSFiles(t)
+	servers := startTLSServers(t, f, map[string]string{"ssl.enabledProtocols": "TLSv1.2,TLSv1.1,TLSv1"})
+	steps := func(secure string) []string {
+		var lines []string
+		for _, v := range []uint16{tls.VersionTLS10, tls.VersionTLS11, tls.VersionTLS12} {
+			lines = append(lines, fmt.Sprintf("client offering %s: %s", tls.VersionName(v), handshakeWith(f, secure, v)))
+		}
+		return lines
+	}
+	want := steps(servers["zookeeper"][1])
+	if !strings.HasSuffix(want[2], "answered with TLS 1.2") {
+		t.Fatalf("reference run:\n%s", strings.Join(want, "\n"))
+	}
+	t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
+	compareLines(t, want, steps(servers["zkraft"][1]))
+}
