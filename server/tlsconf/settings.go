@@ -160,7 +160,8 @@ var DefaultCipherSuites = []string{
 var ErrNoCipherSuite = errors.New("no cipher suite of ssl.ciphersuites is supported")
 
 // CipherSuites maps Java cipher suite names (IANA's; "SSL_" is Java's old prefix for
-// "TLS_") to Go's ids. Names Go does not implement are skipped: Java ignores TLS 1.3
+// "TLS_") to Go's ids. RC4 and 3DES suites are skipped, as Java disables them. Names Go
+// does not implement are skipped: Java ignores TLS 1.3
 // suites in this list when it negotiates 1.2 and Go always enables all 1.3 suites, and
 // a suite only Java has (DHE, for one) must not stop a server that has others. None
 // left is an error. The server prefers its own order (Go's).
@@ -184,6 +185,9 @@ func CipherSuites(names []string) ([]uint16, error) {
 		if rest, ok := strings.CutPrefix(n, "SSL_"); ok {
 			n = "TLS_" + rest
 		}
+		if javaDisabledSuite(n) {
+			continue
+		}
 		if id, ok := byName[n]; ok {
 			if isTLS13Suite(id) {
 				tls13 = true
@@ -196,6 +200,12 @@ func CipherSuites(names []string) ([]uint16, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNoCipherSuite, strings.Join(names, ","))
 	}
 	return ids, nil
+}
+
+// javaDisabledSuite: the suites of Go's that Java's jdk.tls.disabledAlgorithms (RC4,
+// 3DES_EDE_CBC) keeps ZooKeeper from negotiating, listed or not.
+func javaDisabledSuite(name string) bool {
+	return strings.Contains(name, "_RC4_") || strings.Contains(name, "_3DES_EDE_CBC_")
 }
 
 func isTLS13Suite(id uint16) bool {

@@ -262,6 +262,8 @@ func TestTLSConfProtocolsAndCiphers(t *testing.T) {
 		{ciphers: []string{"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}, version: tls.VersionTLS12, suite: tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384},
 		{ciphers: []string{"TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", "SSL_ECDHE_ECDSA_WITH_AES_128_CBC_SHA"}, version: tls.VersionTLS12, suite: tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA},
 		{ciphers: []string{"TLS_DHE_RSA_WITH_AES_128_GCM_SHA256"}, wantErr: tlsconf.ErrNoCipherSuite},
+		// RC4 and 3DES are skipped, as Java disables them.
+		{ciphers: []string{"TLS_ECDHE_ECDSA_WITH_RC4_128_SHA", "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA"}, wantErr: tlsconf.ErrNoCipherSuite},
 		{protocol: "SSLv3", wantErr: errors.New("any")},
 		// Java disables TLSv1 and TLSv1.1: listed, they are not offered.
 		{enabled: []string{"TLSv1.1", "TLSv1"}, wantErr: tlsconf.ErrNoProtocol},
