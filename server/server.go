@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -324,10 +325,32 @@ func leaderlessGrace(heartbeat time.Duration) time.Duration {
 
 func remoteIP(nc net.Conn) string {
 	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
-		return a.IP.String()
+		return javaHostAddress(a.IP, a.Zone)
 	}
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	return host
+}
+
+// javaHostAddress prints ip as Java's InetAddress.getHostAddress does, which is how
+// ZooKeeper names a client in its ip identity: IPv4 (an IPv4-mapped IPv6 address too)
+// dotted; IPv6 as eight hex groups with none left out, and a zone as its numeric
+// scope id ("fe80:0:0:0:fc:ff:fe00:1%4").
+func javaHostAddress(ip net.IP, zone string) string {
+	if v4 := ip.To4(); v4 != nil || len(ip) != net.IPv6len {
+		return ip.String()
+	}
+	groups := make([]string, 8)
+	for i := range groups {
+		groups[i] = strconv.FormatUint(uint64(ip[2*i])<<8|uint64(ip[2*i+1]), 16)
+	}
+	s := strings.Join(groups, ":")
+	if zone != "" {
+		if ifc, err := net.InterfaceByName(zone); err == nil {
+			zone = strconv.Itoa(ifc.Index)
+		}
+		s += "%" + zone
+	}
+	return s
 }
 
 // removeConn forgets a closed connection.
