@@ -2,23 +2,31 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509/pkix"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkraft/zkraft/server/tlsconf/tlstest"
 	"github.com/zkraft/zkraft/server/ztest"
 )
 
 // firstExchange dials secure with the named client certificate ("" for none) and reports
 // whether the server answers a ConnectRequest.
 func firstExchange(f *tlsFiles, secure, client string) string {
+	return firstExchangeWith(secure, f.clientTLS(client))
+}
+
+// firstExchangeWith is firstExchange with a client's own TLS config.
+func firstExchangeWith(secure string, cfg *tls.Config) string {
 	nc, err := net.DialTimeout("tcp", secure, 5*time.Second)
 	if err != nil {
 		return err.Error()
 	}
-	tc := tls.Client(nc, f.clientTLS(client))
+	tc := tls.Client(nc, cfg)
 	defer tc.Close()
 	tc.SetDeadline(time.Now().Add(5 * time.Second))
 	if err := tc.Handshake(); err != nil {
@@ -64,4 +72,35 @@ func TestNoTrustStoreMatchesZooKeeper(t *testing.T) {
 			compareLines(t, want, steps(servers["zkraft"][1]))
 		})
 	}
+}
+
+// TestExpiredTrustedCAMatchesZooKeeper: a trust store CA is a trust anchor whatever its
+// own dates (Java's PKIX validation, RFC 5280 6.1): ZooKeeper serves a client whose
+// current certificate that CA issued after the CA certificate expired, and refuses an
+// expired client certificate of the same CA. zkraft refused the first.
+func TestExpiredTrustedCAMatchesZooKeeper(t *testing.T) {
+	f := newTLSFiles(t)
+	old := tlstest.NewCAValid(t, "expired CA", time.Now().Add(-48*time.Hour), time.Now().Add(-time.Hour))
+	current := old.Issue(t, tlstest.Options{Subject: pkix.Name{CommonName: "current"}})
+	expired := old.Issue(t, tlstest.Options{Subject: pkix.Name{CommonName: "expired"},
+		NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)})
+	trust := tlstest.WriteFile(t, filepath.Join(f.dir, "expired-ca.pem"), old.CertPEM())
+	servers := startTLSServers(t, f, nil, func(o *ztest.Options) { o.ExtraConfig["ssl.trustStore.location"] = trust })
+	steps := func(secure string) []string {
+		var lines []string
+		for _, leaf := range []*tlstest.Leaf{current, expired} {
+			cfg := f.clientTLS("")
+			cert := tls.Certificate{Certificate: [][]byte{leaf.Cert.Raw}, PrivateKey: leaf.Key}
+			// Sent whatever CAs the server names, as Java's key manager would send it.
+			cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+			lines = append(lines, fmt.Sprintf("client certificate %s: %s", leaf.Cert.Subject.CommonName, firstExchangeWith(secure, cfg)))
+		}
+		return lines
+	}
+	want := steps(servers["zookeeper"][1])
+	if want[0] != "client certificate current: answered" {
+		t.Fatalf("reference run:\n%s", strings.Join(want, "\n"))
+	}
+	t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
+	compareLines(t, want, steps(servers["zkraft"][1]))
 }

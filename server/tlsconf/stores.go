@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pavlo-v-chernykh/keystore-go/v4"
 	"software.sslmate.com/src/go-pkcs12"
@@ -91,7 +92,11 @@ func loadKeyPair(s Store) (*tls.Certificate, error) {
 }
 
 // loadTrustPool reads the trusted certificates of a trust store. As Java's trust
-// manager, a store's key entries trust their own certificate.
+// manager, a store's key entries trust their own certificate, and a trusted certificate
+// is a trust anchor whatever its validity dates: Java's PKIX validation (RFC 5280, 6.1)
+// checks the dates of the certificates below the anchor only, so ZooKeeper accepts a
+// current certificate issued by a CA whose own certificate has expired. Go checks every
+// certificate of a chain, so the pool holds copies valid at all times.
 func loadTrustPool(s Store) (*x509.CertPool, error) {
 	kind, data, pw, err := s.read()
 	if err != nil {
@@ -114,7 +119,9 @@ func loadTrustPool(s Store) (*x509.CertPool, error) {
 	}
 	pool := x509.NewCertPool()
 	for _, c := range certs {
-		pool.AddCert(c)
+		anchor := *c
+		anchor.NotBefore, anchor.NotAfter = time.Time{}, time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+		pool.AddCert(&anchor)
 	}
 	return pool, nil
 }

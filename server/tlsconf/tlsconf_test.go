@@ -182,6 +182,26 @@ func TestTLSConfClientAuth(t *testing.T) {
 	}
 }
 
+// TestTLSConfExpiredTrustAnchor: a trusted CA certificate is an anchor whatever its
+// dates, as in Java's PKIX validation: current certificates it issued are accepted both
+// ways (server and client), though the CA's own certificate has expired.
+func TestTLSConfExpiredTrustAnchor(t *testing.T) {
+	old := tlstest.NewCAValid(t, "expired CA", time.Now().Add(-48*time.Hour), time.Now().Add(-time.Hour))
+	s := &stores{dir: t.TempDir(), ca: old,
+		server: old.Issue(t, tlstest.Options{Subject: pkix.Name{CommonName: "server"}}),
+		client: old.Issue(t, tlstest.Options{Subject: pkix.Name{CommonName: "client"}})}
+	server := mustNew(t, s.pemSettings(t, s.server, "server"))
+	if _, err := handshake(t, server, mustNew(t, s.pemSettings(t, s.client, "client"))); err != nil {
+		t.Fatalf("certificates of an expired trusted CA: %v", err)
+	}
+	// The dates of the certificates below the anchor still count.
+	expired := old.Issue(t, tlstest.Options{Subject: pkix.Name{CommonName: "old"},
+		NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)})
+	if _, err := handshake(t, server, mustNew(t, s.pemSettings(t, expired, "expired"))); err == nil {
+		t.Error("an expired certificate was accepted")
+	}
+}
+
 func TestTLSConfUntrustedAndExpired(t *testing.T) {
 	s := newStores(t)
 	server := mustNew(t, s.pemSettings(t, s.server, "server"))

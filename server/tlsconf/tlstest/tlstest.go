@@ -34,8 +34,13 @@ type Leaf struct {
 	CA   *CA
 }
 
-// NewCA makes a CA named cn.
+// NewCA makes a CA named cn, valid from an hour ago for a day.
 func NewCA(t testing.TB, cn string) *CA {
+	return NewCAValid(t, cn, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
+}
+
+// NewCAValid makes a CA named cn whose certificate is valid from notBefore to notAfter.
+func NewCAValid(t testing.TB, cn string, notBefore, notAfter time.Time) *CA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -43,7 +48,7 @@ func NewCA(t testing.TB, cn string) *CA {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		NotBefore: notBefore, NotAfter: notAfter,
 		IsCA: true, BasicConstraintsValid: true,
 		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
