@@ -86,11 +86,12 @@ func (s *Server) listen() error {
 // (TLS, or plaintext on a unified port). setUp runs in serve before any other goroutine
 // of the connection uses it.
 type secureConn struct {
-	net.Conn // the socket
-	cfg      *tls.Config
-	unified  bool
-	rw       net.Conn
-	subject  string // the client certificate's subject (RFC 2253), if it showed one
+	net.Conn  // the socket
+	cfg       *tls.Config
+	unified   bool
+	rw        net.Conn
+	certified bool   // the client showed a certificate
+	subject   string // its subject (RFC 2253); "" for an empty one, as Java prints it
 }
 
 func newSecureConn(nc net.Conn, cfg *tls.Config, unified bool) *secureConn {
@@ -157,7 +158,7 @@ func (sc *secureConn) setUp(timeout time.Duration) error {
 	}
 	sc.rw = tc
 	if peers := tc.ConnectionState().PeerCertificates; len(peers) > 0 {
-		sc.subject = tlsconf.SubjectName(peers[0])
+		sc.certified, sc.subject = true, tlsconf.SubjectName(peers[0])
 	}
 	return nil
 }
@@ -194,7 +195,7 @@ func (c *conn) startTLS() bool {
 		c.srv.log.Warn("closing connection: unsuccessful TLS handshake", "client", sc.RemoteAddr().String(), "err", err)
 		return false
 	}
-	if sc.subject != "" && c.srv.tlsNoTrust {
+	if sc.certified && c.srv.tlsNoTrust {
 		// The handshake trusted the system's roots, but ZooKeeper's
 		// X509AuthenticationProvider checks the certificate again against the configured
 		// trust store only, and without one fails every client that shows a certificate.
@@ -202,7 +203,8 @@ func (c *conn) startTLS() bool {
 		c.srv.log.Warn("closing connection: no ssl.trustStore to authenticate its x509 certificate", "client", sc.RemoteAddr().String(), "id", sc.subject)
 		return false
 	}
-	if sc.subject != "" {
+	if sc.certified {
+		// An empty subject is the id "" (SAN-only certificates have one), as in ZooKeeper.
 		c.caller.Store(x509Caller(c.Caller(), sc.subject, c.srv.cfg.X509SuperUser))
 		c.srv.log.Info("authenticated x509 id", "id", sc.subject, "client", sc.RemoteAddr().String())
 	}
