@@ -90,10 +90,16 @@ func (c *conn) read(t *datatree.Tree, p *pending, zxid int64) (jute.Code, jute.R
 		return jute.OK, nil
 	case jute.OpMultiRead:
 		m := p.req.(*jute.MultiRequest)
-		if !onlyReads(m) {
-			// ZooKeeper's FinalRequestProcessor fails the whole multiRead on an op that is
-			// neither getData nor getChildren ("Invalid type of op"): no results at all.
+		switch readKinds(m) {
+		case mixedOps:
+			// ZooKeeper's MultiOperationRecord refuses to mix reads and writes as it is
+			// read: MarshallingError, no body.
 			return jute.ErrMarshallingError, nil
+		case writeOps:
+			// Writes alone are a valid record; ZooKeeper's FinalRequestProcessor has begun
+			// its MultiResponse when it fails on the first ("Invalid type of readOp"), and
+			// sends it, empty, behind the MarshallingError.
+			return jute.ErrMarshallingError, &jute.MultiResponse{}
 		}
 		return jute.OK, c.multiRead(t, m)
 	}
@@ -224,19 +230,34 @@ func (c *conn) setWatches(t *datatree.Tree, rel int64, data, exist, child, persi
 	}
 }
 
-// onlyReads reports whether every op of a multiRead is one it may carry.
-func onlyReads(m *jute.MultiRequest) bool {
+// The kinds of op a multi holds, as ZooKeeper's MultiOperationRecord tells them apart.
+const (
+	readOps  = iota // getData and getChildren only, or none at all
+	writeOps        // writes only (the ops of a multi)
+	mixedOps        // both, which ZooKeeper refuses as it reads the record
+)
+
+// readKinds tells which kinds of op m holds.
+func readKinds(m *jute.MultiRequest) int {
+	reads, writes := false, false
 	for _, op := range m.Ops {
 		switch op.Req.(type) {
 		case *jute.GetDataRequest, *jute.GetChildrenRequest:
+			reads = true
 		default:
-			return false
+			writes = true
 		}
 	}
-	return true
+	switch {
+	case reads && writes:
+		return mixedOps
+	case writes:
+		return writeOps
+	}
+	return readOps
 }
 
-// multiRead runs each read of m (onlyReads holds) on its own: a failing op is an error
+// multiRead runs each read of m (it holds reads only) on its own: a failing op is an error
 // result, the others still answer (multiRead is not atomic).
 func (c *conn) multiRead(t *datatree.Tree, m *jute.MultiRequest) *jute.MultiResponse {
 	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(m.Ops))}
