@@ -150,6 +150,45 @@ func TestSetDataSetACLCheckErrors(t *testing.T) {
 	}
 }
 
+// /zookeeper/config holds the membership, which a restore parses: a setData of it is
+// NoAuth for everyone, the super user included and after a setACL that grants WRITE
+// (ZooKeeper lets them write anything there), alone or inside a multi. SetConfig, which
+// reconfig uses, still writes it.
+func TestNobodySetsTheConfigNodesData(t *testing.T) {
+	f := newFixture(t)
+	super := Caller{Session: 0x200, Super: true}
+	set := &jute.SetDataRequest{Path: ConfigPath, Data: []byte("garbage"), Version: -1}
+	if _, code, ev := f.apply(super, jute.OpSetData, set); code != jute.ErrNoAuth || ev != nil {
+		t.Fatalf("super's setData of %s: %v %v, want NoAuth", ConfigPath, code, ev)
+	}
+	if _, code, _ := f.apply(super, jute.OpSetACL, &jute.SetACLRequest{Path: ConfigPath, Acl: world, Version: -1}); code != jute.OK {
+		t.Fatalf("super's setACL of %s: %v", ConfigPath, code)
+	}
+	if _, code, _ := f.apply(anyone, jute.OpSetData, set); code != jute.ErrNoAuth {
+		t.Fatalf("setData of %s with WRITE in its ACL: %v, want NoAuth", ConfigPath, code)
+	}
+	resp, code, ev := f.apply(super, jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Type: jute.OpCreate, Req: &jute.CreateRequest{Path: "/m", Acl: world}},
+		{Type: jute.OpSetData, Req: set},
+	}})
+	if code != jute.OK || ev != nil {
+		t.Fatalf("multi: %v %v", code, ev)
+	}
+	if r := resp.(*jute.MultiResponse).Results; len(r) != 2 || r[0].Err != jute.OK || r[1].Err != jute.ErrNoAuth {
+		t.Fatalf("multi results %+v, want OK then NoAuth", r)
+	}
+	if data, st, _ := f.tree.Get(ConfigPath); len(data) != 0 || st.Version != 0 || st.Mzxid != 0 {
+		t.Fatalf("%s after the refused writes: %q %+v", ConfigPath, data, st)
+	}
+	if _, code := f.tree.Stat("/m"); code != jute.ErrNoNode {
+		t.Fatalf("/m of the failed multi: %v", code)
+	}
+	members := []byte("server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nversion=7")
+	if st, _ := f.tree.SetConfig(f.txn(Caller{}), members); st.Version != -1 || st.DataLength != int32(len(members)) {
+		t.Fatalf("SetConfig: %+v", st)
+	}
+}
+
 func TestStatsThroughLifecycle(t *testing.T) {
 	f := newFixture(t)
 	tx := f.txn(anyone)

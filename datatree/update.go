@@ -4,6 +4,12 @@ import "github.com/zkraft/zkraft/jute"
 
 // setDataOp is the setData case of pRequest2Txn then DataTree.setData. Order: path,
 // node exists, WRITE, version.
+//
+// /zookeeper/config is written by reconfig only (SetConfig): its data is the cluster's
+// membership, which zkraft reads back from the tree (a snapshot's restore parses it), so
+// a setData of it is NoAuth whatever the caller's rights. ZooKeeper refuses it to all but
+// a caller with WRITE there (the super user, or anyone after a super user's setACL), and
+// its own membership lives outside the tree, so there it changes nothing.
 func (t *Tree) setDataOp(tx Txn, r *jute.SetDataRequest) (*jute.SetDataResponse, jute.Code, []Event) {
 	if !validPath(r.Path) {
 		return nil, jute.ErrBadArguments, nil
@@ -14,6 +20,9 @@ func (t *Tree) setDataOp(tx Txn, r *jute.SetDataRequest) (*jute.SetDataResponse,
 	}
 	if code := t.opts.checkACL(t.acls.get(n.acl), jute.PermWrite, tx.Caller); code != jute.OK {
 		return nil, code, nil
+	}
+	if r.Path == ConfigPath {
+		return nil, jute.ErrNoAuth, nil
 	}
 	diff := int64(len(r.Data)) - int64(max(n.dataLen, 0))
 	if code := t.checkQuota(r.Path, diff, 0); code != jute.OK {
