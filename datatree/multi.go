@@ -7,8 +7,10 @@ import "github.com/zkraft/zkraft/jute"
 // the header says. A create2 stays a create2, whose result carries the new node's stat
 // (ZooKeeper 3.8.2 and 3.9.0, ZOOKEEPER-4026; 3.8.0 made it a plain create, without
 // stat); a container flag makes createContainer, and a createTTL whose flags are not
-// TTL loses its ttl. A TTL flag on a record without a ttl makes ZooKeeper fail the whole
-// request with a marshalling error (ok false).
+// TTL loses its ttl. A TTL flag on a record without a ttl is ok false: ZooKeeper's
+// prep step fails the whole request with a marshalling error when it reaches that op
+// (it casts the record to a CreateTTLRequest), and never reaches it after an op that
+// failed.
 func multiCreateOp(op int32, req jute.Record) (int32, jute.Record, bool) {
 	var flags int32
 	switch r := req.(type) {
@@ -57,11 +59,13 @@ func multiCreateOp(op int32, req jute.Record) (int32, jute.Record, bool) {
 //
 // An op that cannot be in a write multi (reads included: ZooKeeper refuses to mix
 // them, and a read-only multi fails in its prep step) fails the whole request with
-// ErrMarshallingError, as ZooKeeper does.
+// ErrMarshallingError, as ZooKeeper does. So does a create that multiCreateOp refuses,
+// once every op before it has succeeded (ZooKeeper's prep step stops at the first op
+// that fails, and answers the others RuntimeInconsistency without looking at them).
 func (t *Tree) multi(tx Txn, m *jute.MultiRequest) (jute.Record, jute.Code, []Event) {
 	type step struct {
 		op  int32
-		req jute.Record
+		req jute.Record // nil: a create multiCreateOp refused
 	}
 	steps := make([]step, len(m.Ops))
 	for i, o := range m.Ops {
@@ -69,7 +73,7 @@ func (t *Tree) multi(tx Txn, m *jute.MultiRequest) (jute.Record, jute.Code, []Ev
 		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
 			op, req, ok := multiCreateOp(o.Type, o.Req)
 			if !ok {
-				return nil, jute.ErrMarshallingError, nil
+				op, req = o.Type, nil
 			}
 			steps[i] = step{op, req}
 		case jute.OpDelete, jute.OpSetData, jute.OpCheck:
@@ -93,7 +97,10 @@ func (t *Tree) multi(tx Txn, m *jute.MultiRequest) (jute.Record, jute.Code, []Ev
 	results := make([]jute.MultiResult, len(steps))
 	var events []Event
 	for i, s := range steps {
-		resp, code, ev := t.applyOne(tx, s.op, s.req)
+		resp, code, ev := jute.Record(nil), jute.ErrMarshallingError, []Event(nil)
+		if s.req != nil {
+			resp, code, ev = t.applyOne(tx, s.op, s.req)
+		}
 		if code == jute.ErrMarshallingError {
 			t.rollback()
 			return nil, code, nil

@@ -115,6 +115,10 @@ func TestMultiMarshallingErrors(t *testing.T) {
 		{mop(jute.OpGetData, &jute.GetDataRequest{Path: "/"})},
 		{mop(jute.OpCreate, &jute.CreateRequest{Path: "/a", Acl: world}), mop(jute.OpSetACL, &jute.SetACLRequest{Path: "/", Acl: world, Version: -1})},
 		{mop(jute.OpCreate, &jute.CreateRequest{Path: "/a", Acl: world, Flags: jute.FlagPersistentWithTTL})},
+		// Reached after ops that succeeded: they are undone.
+		{mop(jute.OpCreate, &jute.CreateRequest{Path: "/b", Acl: world}), mop(jute.OpSetData, &jute.SetDataRequest{Path: "/b", Version: 0}),
+			mop(jute.OpCreate, &jute.CreateRequest{Path: "/a", Acl: world, Flags: jute.FlagPersistentSequentialWithTTL}),
+			mop(jute.OpCheck, &jute.CheckVersionRequest{Path: "/nope", Version: -1})},
 		{mop(jute.OpDelete, &jute.CreateRequest{Path: "/a"})},
 	}
 	for i, ops := range cases {
@@ -125,9 +129,29 @@ func TestMultiMarshallingErrors(t *testing.T) {
 			t.Errorf("case %d: %v %v %v", i, resp, code, ev)
 		}
 	}
-	// An empty multi succeeds with no results.
+	// After an op that failed, ZooKeeper's prep step looks at no later op: the TTL flag
+	// without a ttl is RuntimeInconsistency like the others (checked on 3.8.0).
 	f := newFixture(t)
-	resp, code, _ := f.apply(anyone, jute.OpMulti, &jute.MultiRequest{})
+	resp, code, ev := f.apply(anyone, jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+		mop(jute.OpCreate, &jute.CreateRequest{Path: "/b", Acl: world}),
+		mop(jute.OpCheck, &jute.CheckVersionRequest{Path: "/nope", Version: -1}),
+		mop(jute.OpCreate, &jute.CreateRequest{Path: "/a", Acl: world, Flags: jute.FlagPersistentWithTTL}),
+		mop(jute.OpCreate, &jute.CreateRequest{Path: "/c", Acl: world}),
+	}})
+	want := []jute.Code{jute.OK, jute.ErrNoNode, jute.ErrRuntimeInconsistency, jute.ErrRuntimeInconsistency}
+	if code != jute.OK || ev != nil {
+		t.Fatalf("multi failing before a TTL flag without a ttl: %v %v", code, ev)
+	}
+	for i, r := range resp.(*jute.MultiResponse).Results {
+		if r.Type != jute.OpError || r.Err != want[i] {
+			t.Errorf("result %d: %+v, want error %v", i, r, want[i])
+		}
+	}
+	if _, code := f.tree.Stat("/b"); code != jute.ErrNoNode {
+		t.Errorf("/b after the failed multi: %v", code)
+	}
+	// An empty multi succeeds with no results.
+	resp, code, _ = f.apply(anyone, jute.OpMulti, &jute.MultiRequest{})
 	if code != jute.OK || len(resp.(*jute.MultiResponse).Results) != 0 {
 		t.Errorf("empty multi: %v %v", resp, code)
 	}

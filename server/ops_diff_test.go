@@ -586,6 +586,11 @@ func moreSteps() []opStep {
 	add(0, jute.OpMulti, rawMulti{{Type: jute.OpCreateTTL, Req: ttl("/mt", 4, 100)}})
 	add(0, jute.OpMulti, rawMulti{{Type: jute.OpCreateTTL, Req: ttl("/mt", 0, -1)}})
 	add(0, jute.OpMulti, rawMulti{{Type: jute.OpCreate, Req: cr("/mt2", 5)}})
+	add(0, jute.OpMulti, rawMulti{{Type: jute.OpCreate, Req: cr("/mt2", 0)}, {Type: jute.OpCreate, Req: cr("/mt2/x", 6)}})
+	add(0, jute.OpMulti, rawMulti{{Type: jute.OpCheck, Req: &jute.CheckVersionRequest{Path: "/nope", Version: -1}},
+		{Type: jute.OpCreate, Req: cr("/mt2", 5)}, {Type: jute.OpCreate, Req: cr("/mt2", 0)}})
+	add(0, jute.OpMulti, rawMulti{{Type: jute.OpCreate, Req: cr("/mt2", 0)}, {Type: jute.OpCreate, Req: cr("/mt2", 0)},
+		{Type: jute.OpCreate, Req: cr("/mt2/x", 6)}})
 	add(0, jute.OpMulti, rawMulti{{Type: jute.OpCreateContainer, Req: cr("/mt3", 0)}})
 	add(0, jute.OpMulti, rawMulti{{Type: jute.OpCreateContainer, Req: cr("/mt4", 1)}})
 	add(0, jute.OpMulti, rawMulti{{Type: jute.OpCreate, Req: cr("/mt5", 4)}})
