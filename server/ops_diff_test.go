@@ -907,3 +907,31 @@ func TestRequestsUseZxidsAsDocumented(t *testing.T) {
 	run(ztest.StartZooKeeper, true)
 	run(ztest.StartZkraft, false)
 }
+
+// zk_approximate_data_size counts the root twice (ZooKeeper's node map holds it as "" and
+// "/"). A running ZooKeeper adds a change of the root's data once, and counts it twice
+// only when it loads a snapshot that holds it; zkraft counts it twice always
+// (compatibility.md). Other nodes' data counts once on both.
+func TestRootDataSizeAsDocumented(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	for _, start := range []func(ztest.Options) (*ztest.Server, error){ztest.StartZooKeeper, ztest.StartZkraft} {
+		s, err := start(ztest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := dial(t, s.Addr)
+		c.connect(0, nil)
+		fresh := mntrInt(t, s.Addr, "approximate_data_size")
+		c.expectErr("create /a", c.call(jute.OpCreate, &jute.CreateRequest{Path: "/a", Data: []byte("0123456789"), Acl: openACL}, nil), jute.OK)
+		c.expectErr("setData /", c.call(jute.OpSetData, &jute.SetDataRequest{Path: "/", Data: []byte("0123456789"), Version: -1}, &jute.SetDataResponse{}), jute.OK)
+		got := mntrInt(t, s.Addr, "approximate_data_size")
+		root := 20 // zkraft: "" and "/"
+		if s.Name == "zookeeper" {
+			root = 10
+		}
+		if want := fresh + len("/a") + 10 + root; got != want {
+			t.Errorf("%s: zk_approximate_data_size %d after the writes, want %d (%d fresh)", s.Name, got, want, fresh)
+		}
+		s.Stop()
+	}
+}
