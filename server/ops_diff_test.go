@@ -28,6 +28,9 @@ type opStep struct {
 // opPause is a step that sends nothing: it waits for its pause.
 const opPause int32 = -1000
 
+// opMntr is a step that reads the tree's counts from mntr on the server of the client.
+const opMntr int32 = -1001
+
 type pause time.Duration
 
 func (pause) Encode(*jute.Encoder) {}
@@ -189,6 +192,14 @@ func runOps(t *testing.T, addrs []string, n int, steps []opStep) []string {
 		if s.op == opPause {
 			time.Sleep(time.Duration(s.req.(pause)))
 			out = append(out, "paused")
+			continue
+		}
+		if s.op == opMntr {
+			var counts []string
+			for _, k := range []string{"znode_count", "approximate_data_size", "ephemerals_count", "watch_count"} {
+				counts = append(counts, k+"="+mntrValue(t, addrs[s.who%len(addrs)], k))
+			}
+			out = append(out, strings.Join(counts, " "))
 			continue
 		}
 		c := clients[s.who]
