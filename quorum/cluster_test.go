@@ -1,7 +1,9 @@
 package quorum
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -387,4 +389,29 @@ func leaderAndFollower(t *testing.T) (leader, follower *Node) {
 		}
 	})
 	return leaderAndFollowerOf(t, nodes)
+}
+
+// A write whose entry is larger than a leader reads in one forwarded frame (a request
+// near jute.maxbuffer with megabytes of its caller's identities) fails alone on the
+// follower: sent, it made the leader drop the stream, and every other client's write in
+// flight on it with it.
+func TestAnEntryTooLargeToForwardFailsAlone(t *testing.T) {
+	_, _, nodes := openThree(t)
+	leader, follower := leaderAndFollowerOf(t, nodes)
+	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	propose(t, follower, &Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/before", Acl: open}})
+	st, _ := follower.fwd.usable()
+	if st == nil {
+		t.Fatal("no stream to the leader after a forwarded write")
+	}
+	big := &Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/big", Acl: open},
+		Ids: []jute.Id{{Scheme: "digest", Id: strings.Repeat("x", maxForwardFrame)}}}
+	if err := follower.Propose(big).Error(); !errors.Is(err, ErrEntryTooLarge) {
+		t.Fatalf("a write too large to forward: %v, want ErrEntryTooLarge", err)
+	}
+	if now, _ := follower.fwd.usable(); now != st || st.broken.Load() {
+		t.Fatal("the stream to the leader was dropped for one write too large")
+	}
+	propose(t, follower, &Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/after", Acl: open}})
+	waitSame(t, nodes)
 }

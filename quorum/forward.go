@@ -23,6 +23,12 @@ type Future interface {
 // the stream it went on broke before it was applied here: its outcome is unknown.
 var ErrNoLeader = errors.New("quorum: no leader reachable")
 
+// ErrEntryTooLarge fails a proposal a follower cannot forward: its entry (the request
+// with its caller's identities) is larger than a leader reads in one frame
+// (maxForwardFrame). Only that proposal fails: sent, it would make the leader drop the
+// stream and with it every other client's writes in flight on it.
+var ErrEntryTooLarge = errors.New("quorum: entry too large to forward")
+
 // errNotSent fails a proposal that never reached the leader whole: it was not appended.
 var errNotSent = fmt.Errorf("%w: proposal not sent", ErrNoLeader)
 
@@ -190,6 +196,10 @@ func (fw *forwarder) usable() (*peerStream, <-chan struct{}) {
 
 // send forwards e on st; the future completes when e is applied here.
 func (fw *forwarder) send(e *Entry, st *peerStream) Future {
+	body := e.Marshal()
+	if 1+len(body) > maxForwardFrame { // the frame: its kind byte and the entry
+		return failedFuture{fmt.Errorf("%w: %d bytes", ErrEntryTooLarge, len(body))}
+	}
 	fut := &forwardFuture{done: make(chan struct{}), stream: st}
 	key := waitKey{conn: e.Conn, seq: e.Seq}
 	fw.n.FSM.waiters.put(key, fut)
@@ -199,7 +209,7 @@ func (fw *forwarder) send(e *Entry, st *peerStream) Future {
 		fut.complete(nil, fmt.Errorf("%w: stream to leader broke", errNotSent))
 		return fut
 	}
-	if err := st.write(frameEntry, e.Marshal()); err != nil {
+	if err := st.write(frameEntry, body); err != nil {
 		// The leader cannot decode a frame that did not arrive whole.
 		fw.n.FSM.waiters.drop(key, fut)
 		fut.complete(nil, fmt.Errorf("%w: %v", errNotSent, err))
