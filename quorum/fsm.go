@@ -1,7 +1,6 @@
 package quorum
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -226,7 +225,10 @@ func (f *FSM) Members() (Membership, bool) {
 	return *m, true
 }
 
-// loadMembers parses /zookeeper/config into the membership cache; under the lock.
+// loadMembers parses /zookeeper/config into the membership cache; under the lock. Data
+// that is no membership (a super user's setData of the node, which older versions let
+// through) is taken as none, on every member alike: the next leader writes the
+// configured one (OpSetConfig), as in a new cluster.
 func (f *FSM) loadMembers() {
 	data, _, _ := f.tree.Get(datatree.ConfigPath)
 	if len(data) == 0 {
@@ -235,7 +237,11 @@ func (f *FSM) loadMembers() {
 	}
 	m, err := ParseMembership(string(data))
 	if err != nil {
-		panic(fmt.Sprintf("quorum: /zookeeper/config does not parse: %v", err))
+		if f.logger != nil {
+			f.logger.Warn("/zookeeper/config holds no membership; the leader writes the configured one", "err", err)
+		}
+		f.members.Store(nil)
+		return
 	}
 	f.members.Store(&m)
 }

@@ -158,3 +158,21 @@ func TestReconfigRefusesAJoinerWithAMembersAddress(t *testing.T) {
 		t.Fatalf("a joiner with ports of its own: %v", res[1].Err)
 	}
 }
+
+// /zookeeper/config holding data that is no membership (a super user's setData, which
+// older versions let through) reads as no membership when the state is loaded, not as a
+// panic at every start; the configured membership is then written as in a new cluster.
+func TestConfigNodeWithoutAMembershipLoadsAsNone(t *testing.T) {
+	f := reconfigFSM(t)
+	f.mu.Lock()
+	f.tree.SetConfig(datatree.Txn{Zxid: 5, Time: 1003}, []byte("garbage"))
+	f.loadMembers()
+	f.mu.Unlock()
+	if m, ok := f.Members(); ok {
+		t.Fatalf("membership %v from garbage", m)
+	}
+	res := applyAll(t, f, []*Entry{{Op: OpSetConfig, Time: 1004, Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: []byte(threeMembers), Version: -1}}})
+	if m, ok := f.Members(); res[0].Err != jute.OK || !ok || len(m.Peers) != 3 {
+		t.Fatalf("the configured membership written again: %v, %v", res[0].Err, m)
+	}
+}
