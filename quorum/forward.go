@@ -142,9 +142,15 @@ type forwarder struct {
 	touchMu sync.Mutex
 	touched map[int64]int32 // sessions heard from since the last ping to the leader
 
-	// unusableSince is when reachesLeader first found no usable stream, in UnixNano;
-	// 0 while there is one.
-	unusableSince atomic.Int64
+	// unusable is since when reachesLeader has found no usable stream to which leader;
+	// nil while there is one.
+	unusable atomic.Pointer[unusableStream]
+}
+
+// unusableStream is since when (UnixNano) a member has had no usable stream to leader.
+type unusableStream struct {
+	leader raft.ServerID
+	since  int64
 }
 
 // streamGrace is how long a member that knows its leader may be without a usable stream
@@ -155,20 +161,23 @@ type forwarder struct {
 func streamGrace(heartbeat time.Duration) time.Duration { return 2 * heartbeat }
 
 // reachesLeader reports whether this member has a usable stream to the leader raft
-// names, or lost it less than streamGrace ago (sampled by its callers: the server asks
-// every half heartbeat).
+// names, or has had none for less than streamGrace since it first found so (sampled by
+// its callers: the server asks every half heartbeat) while raft named that leader. A
+// new leader's grace starts when it is first seen: the time without one before (an
+// election, a start) is not counted against the dial to it.
 func (fw *forwarder) reachesLeader() bool {
 	if st, _ := fw.usable(); st != nil {
-		fw.unusableSince.Store(0)
+		fw.unusable.Store(nil)
 		return true
 	}
+	_, leader := fw.n.raft.LeaderWithID()
 	now := time.Now().UnixNano()
-	since := fw.unusableSince.Load()
-	if since == 0 {
-		fw.unusableSince.CompareAndSwap(0, now)
+	u := fw.unusable.Load()
+	if u == nil || u.leader != leader {
+		fw.unusable.Store(&unusableStream{leader: leader, since: now})
 		return true
 	}
-	return time.Duration(now-since) < streamGrace(fw.n.cfg.HeartbeatTimeout)
+	return time.Duration(now-u.since) < streamGrace(fw.n.cfg.HeartbeatTimeout)
 }
 
 // newForwarder starts the system Seq at the clock, so a restarted server never waits on
