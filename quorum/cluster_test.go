@@ -415,3 +415,26 @@ func TestAnEntryTooLargeToForwardFailsAlone(t *testing.T) {
 	propose(t, follower, &Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/after", Acl: open}})
 	waitSame(t, nodes)
 }
+
+// A follower that stops is no synced follower of the leader from the moment its stream
+// ends (mntr's synced_followers), as a ZooKeeper leader drops a learner whose socket
+// closed, not two ticks later.
+func TestAStoppedFollowerIsNoLearnerOnceItsStreamEnds(t *testing.T) {
+	_, _, nodes := openThree(t)
+	leader, follower := leaderAndFollowerOf(t, nodes)
+	if leader.cfg.TickTime < time.Second {
+		t.Fatalf("tick %v: two ticks would not be told apart from the stream's end", leader.cfg.TickTime)
+	}
+	learners := func() int { f, _ := leader.Learners(); return f }
+	for deadline := time.Now().Add(10 * time.Second); learners() != 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d synced followers, want 2", learners())
+		}
+	}
+	follower.Close()
+	for deadline := time.Now().Add(time.Second); learners() != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a second after a follower stopped: %d synced followers, want 1", learners())
+		}
+	}
+}

@@ -559,8 +559,9 @@ func (n *Node) peer(id string) (Peer, bool) {
 
 func (n *Node) learnerSeen(id string) { n.learners.Store(id, time.Now()) }
 
-// Learners counts, on the leader, the members heard from in the last two ticks, as
-// ZooKeeper's leader counts its synced followers and observers. Elsewhere both are 0.
+// Learners counts, on the leader, the members heard from in the last two ticks whose
+// stream has not ended since, as ZooKeeper's leader counts its synced followers and
+// observers. Elsewhere both are 0.
 func (n *Node) Learners() (followers, observers int) {
 	if !n.IsLeader() {
 		return 0, 0

@@ -179,6 +179,14 @@ func (n *Node) servePeer(c net.Conn) {
 		}
 		return claimed
 	}
+	// A member whose newest stream ended is no synced learner now (mntr's
+	// synced_followers), as a ZooKeeper leader drops a learner whose socket closed; its
+	// next stream's first ping counts it again.
+	defer func() {
+		if m := member.Load(); m != nil {
+			streamsOf(*m).whileNewest(gen, func() { n.learners.Delete(*m) })
+		}
+	}()
 	br := bufio.NewReader(c)
 	for {
 		b, err := readFrame(br)
