@@ -123,6 +123,14 @@ var (
 	buildErr  error
 )
 
+// RemoveBuilt removes the binary ZkraftBinary built, if it built one: a test binary's
+// TestMain calls it after its tests ran, so the build dirs do not pile up in the temp dir.
+func RemoveBuilt() {
+	if built != "" {
+		os.RemoveAll(filepath.Dir(built))
+	}
+}
+
 // ZkraftBinary is the zkraft binary the servers run (tests run its other commands too):
 // ./cmd/zkraft built into a temp dir once per process, unless ZKRAFT_BINARY names one.
 func ZkraftBinary() (string, error) {
