@@ -4,7 +4,7 @@ BIN      := bin
 PKGS     := ./...
 TIMEOUT  ?= 15m
 
-.PHONY: all build run test e2e deps unit fuzz lint vet fmt verify verify-jute verify-layers bench bench-cluster bench-storage docker clean
+.PHONY: all build run test e2e test-faults deps unit fuzz lint vet fmt verify verify-jute verify-layers bench bench-cluster bench-storage docker clean
 
 all: build
 
@@ -35,6 +35,11 @@ test: deps verify
 E2E_TIMEOUT ?= 20m
 e2e: deps
 	ZKRAFT_E2E=full ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -count=1 -v -timeout $(E2E_TIMEOUT) ./e2e/
+
+# Every fault scenario of server/faults_test.go on real processes, the long ones too
+# (make test runs the shorter ones): about 3 minutes.
+test-faults: deps
+	ZKRAFT_FAULTS=full ZKRAFT_REQUIRE_CLIENTS=1 $(GO) test -count=1 -v -timeout $(TIMEOUT) -run '^TestFault' ./server/
 
 unit:
 	$(GO) test -race -timeout $(TIMEOUT) ./jute/... ./datatree/... ./session/... ./watch/... ./quorum/...

@@ -69,10 +69,10 @@ func faultSession(t *testing.T, timeout time.Duration, addrs ...string) (*zk.Con
 	return c, events
 }
 
-// pause stops a member's process (SIGSTOP): its sockets stay open and the kernel keeps
+// stopProcess stops a member's process (SIGSTOP): its sockets stay open and the kernel keeps
 // accepting and buffering for it, as for a process stuck in a long GC pause or a
 // frozen VM. A test that ends early resumes it before the cluster is stopped.
-func pause(t *testing.T, s *ztest.Server) {
+func stopProcess(t *testing.T, s *ztest.Server) {
 	t.Helper()
 	if err := s.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func pause(t *testing.T, s *ztest.Server) {
 	t.Cleanup(func() { s.Cmd.Process.Signal(syscall.SIGCONT) })
 }
 
-func resume(t *testing.T, s *ztest.Server) {
+func continueProcess(t *testing.T, s *ztest.Server) {
 	t.Helper()
 	if err := s.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func pausedLongerThanSessionTimeout(t *testing.T, n int, follower bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pause(t, lead)
+	stopProcess(t, lead)
 	paused := time.Now()
 	select {
 	case ev := <-gone:
@@ -172,7 +172,7 @@ func pausedLongerThanSessionTimeout(t *testing.T, n int, follower bool) {
 		}
 		t.Logf("the stuck session's node went %v after the pause", time.Since(paused))
 	case <-time.After(30 * time.Second):
-		resume(t, lead)
+		continueProcess(t, lead)
 		t.Fatalf("the stuck session's ephemeral is still there 30s after its leader paused\n%s", c.LogTails())
 	}
 	if d := time.Since(paused); d < timeout {
@@ -186,7 +186,7 @@ func pausedLongerThanSessionTimeout(t *testing.T, n int, follower bool) {
 			t.Errorf("%s lost the ephemeral of the session that moved in time", a)
 		}
 	}
-	resume(t, lead)
+	continueProcess(t, lead)
 	// The stuck client comes back to its old server only: it must hear that its
 	// session expired, never be served as if it still held the lock.
 	deadline := time.After(30 * time.Second)
@@ -275,12 +275,12 @@ func TestFaultFollowerPausedShorterThanSessionTimeout(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		read()
 	}
-	pause(t, c.Members[f])
+	stopProcess(t, c.Members[f])
 	end := time.Now().Add(timeout / 2)
 	for time.Now().Before(end) {
 		read()
 	}
-	resume(t, c.Members[f])
+	continueProcess(t, c.Members[f])
 	end = time.Now().Add(3 * time.Second)
 	for time.Now().Before(end) {
 		read()
@@ -381,6 +381,7 @@ func TestFaultWholeClusterRestart(t *testing.T) {
 // ephemerals (a lock stays held, no waiter takes it), and are served again once the old
 // leader follows.
 func TestFaultLeaderPausedShorterThanSessionTimeout(t *testing.T) {
+	longFault(t)
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -413,7 +414,7 @@ func TestFaultLeaderPausedShorterThanSessionTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pause(t, lead)
+	stopProcess(t, lead)
 	// Until another member leads.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -422,13 +423,13 @@ func TestFaultLeaderPausedShorterThanSessionTimeout(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			resume(t, lead)
+			continueProcess(t, lead)
 			t.Fatal("no other leader 20s into the pause")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
-	resume(t, lead)
+	continueProcess(t, lead)
 	resumed := time.Now()
 	end := time.After(timeout + timeout/2)
 	for done := false; !done; {
@@ -464,6 +465,7 @@ func TestFaultNemesisHistory(t *testing.T) {
 // no durable notices), paused in turn for a random 0.3 to 1.5 s each, the leader more
 // often than not, for 20 s: leaders change again and again while clients write.
 func TestFaultFlappingPauses(t *testing.T) {
+	longFault(t)
 	nemesisHistory(t, 5, flappingPauses)
 }
 
@@ -476,9 +478,9 @@ func flappingPauses(t *testing.T, c *ztest.Cluster, n int, timeout time.Duration
 		}
 		d := 300*time.Millisecond + rand.N(1200*time.Millisecond)
 		t.Logf("pausing member %d for %v", m+1, d)
-		pause(t, c.Members[m])
+		stopProcess(t, c.Members[m])
 		time.Sleep(d)
-		resume(t, c.Members[m])
+		continueProcess(t, c.Members[m])
 		time.Sleep(rand.N(time.Second))
 	}
 	if err := c.AwaitServing(60 * time.Second); err != nil {
@@ -507,9 +509,9 @@ func everyFault(t *testing.T, c *ztest.Cluster, n int, timeout time.Duration) {
 
 	f := (leader() + 1) % n
 	t.Logf("pausing follower %d", f+1)
-	pause(t, c.Members[f])
+	stopProcess(t, c.Members[f])
 	time.Sleep(2 * time.Second)
-	resume(t, c.Members[f])
+	continueProcess(t, c.Members[f])
 	settle("a follower's pause")
 
 	f = (leader() + 1) % n
@@ -523,9 +525,9 @@ func everyFault(t *testing.T, c *ztest.Cluster, n int, timeout time.Duration) {
 
 	l := leader()
 	t.Logf("pausing leader %d past the session timeout", l+1)
-	pause(t, c.Members[l])
+	stopProcess(t, c.Members[l])
 	time.Sleep(timeout + 2*time.Second)
-	resume(t, c.Members[l])
+	continueProcess(t, c.Members[l])
 	settle("the leader's long pause")
 
 	t.Logf("killing every member")
@@ -553,9 +555,9 @@ func everyFault(t *testing.T, c *ztest.Cluster, n int, timeout time.Duration) {
 
 	l = leader()
 	t.Logf("pausing leader %d briefly", l+1)
-	pause(t, c.Members[l])
+	stopProcess(t, c.Members[l])
 	time.Sleep(2 * time.Second)
-	resume(t, c.Members[l])
+	continueProcess(t, c.Members[l])
 	settle("the leader's short pause")
 }
 
@@ -817,6 +819,7 @@ func TestFaultGracefulStopKeepsSessions(t *testing.T) {
 // watch whose node changed after it was set fires, across the clients' reconnects
 // (setWatches with their last zxid).
 func TestFaultWatchesThroughFaults(t *testing.T) {
+	longFault(t)
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -1020,6 +1023,7 @@ func TestFaultWholeClusterGracefulStop(t *testing.T) {
 // unless the earlier holder was told meanwhile that it lost its connection (a client
 // must then take its lock as lost: that is what a session's timeout promises).
 func TestFaultLockThroughPauses(t *testing.T) {
+	longFault(t)
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -1117,9 +1121,9 @@ func TestFaultLockThroughPauses(t *testing.T) {
 			m = (m + 1) % 3
 		}
 		t.Logf("%v pausing member %d for %v", time.Now().Format("15:04:05.000"), m+1, d)
-		pause(t, c.Members[m])
+		stopProcess(t, c.Members[m])
 		time.Sleep(d)
-		resume(t, c.Members[m])
+		continueProcess(t, c.Members[m])
 		if err := c.AwaitServing(60 * time.Second); err != nil {
 			t.Fatal(err)
 		}
@@ -1240,5 +1244,14 @@ func TestFaultWipedMemberKeepsItsClient(t *testing.T) {
 	}
 	if ok, _, err := client.Exists("/eph"); err != nil || !ok {
 		t.Errorf("the client's ephemeral: %v %v", ok, err)
+	}
+}
+
+// longFault skips a scenario of 20 to 40 s unless ZKRAFT_FAULTS=full (make test-faults):
+// make test runs the shorter ones, which cover the same faults.
+func longFault(t *testing.T) {
+	t.Helper()
+	if os.Getenv("ZKRAFT_FAULTS") != "full" {
+		t.Skip("a long fault scenario: make test-faults runs it")
 	}
 }
