@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"regexp"
 	"sort"
@@ -352,13 +353,15 @@ func TestStatResetMatchesZooKeeper(t *testing.T) {
 		if h := a.call(jute.OpCreate, &jute.CreateRequest{Path: "/s", Data: []byte("x"), Acl: openACL}, nil); h.Err != 0 {
 			t.Fatalf("%s: create: %d", s.Name, h.Err)
 		}
-		// A third connection from the same address is refused.
-		third := dial(t, s.Addr)
-		third.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if n, err := third.nc.Read(make([]byte, 1)); n != 0 || err == nil || isTimeout(err) {
-			t.Fatalf("%s: a connection over maxClientCnxns stays open: %d %v", s.Name, n, err)
+		// A third connection from the same address is refused: closed at once, or (seen
+		// on ZooKeeper under load) reset before the dial returns.
+		if third, err := net.DialTimeout("tcp", s.Addr, 5*time.Second); err == nil {
+			third.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if n, err := third.Read(make([]byte, 1)); n != 0 || err == nil || isTimeout(err) {
+				t.Fatalf("%s: a connection over maxClientCnxns stays open: %d %v", s.Name, n, err)
+			}
+			third.Close()
 		}
-		third.nc.Close()
 		b.nc.Close()
 		// Wait for b's connection to be gone, so a four-letter word's is not refused too
 		// (each refused one counts).
