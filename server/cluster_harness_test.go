@@ -247,7 +247,21 @@ func (tc *testCluster) addMember() (int, string, <-chan error) {
 // itself, to the given members, and waits for its session.
 func zkSession(t *testing.T, timeout time.Duration, addrs ...string) *zk.Conn {
 	t.Helper()
-	c, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false))
+	c, _ := zkSessionWith(t, timeout, addrs, nil)
+	return c
+}
+
+// zkSessionWith is zkSession with the test's host provider (nil: go-zookeeper's own),
+// and the session's events.
+func zkSessionWith(t *testing.T, timeout time.Duration, addrs []string, hosts zk.HostProvider) (*zk.Conn, <-chan zk.Event) {
+	t.Helper()
+	connect := func() (*zk.Conn, <-chan zk.Event, error) {
+		if hosts != nil {
+			return zk.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithHostProvider(hosts))
+		}
+		return zk.Connect(addrs, timeout, zk.WithLogInfo(false))
+	}
+	c, events, err := connect()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +274,7 @@ func zkSession(t *testing.T, timeout time.Duration, addrs ...string) *zk.Conn {
 			t.Fatalf("no session from %v", addrs)
 		}
 	}
-	return c
+	return c, events
 }
 
 // retryLoss runs op until it returns something other than a lost connection, as an

@@ -53,20 +53,7 @@ func (h *orderedHosts) Next() (string, bool) {
 // faultSession is a go-zookeeper session that tries addrs in order, and its events.
 func faultSession(t *testing.T, timeout time.Duration, addrs ...string) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
-	c, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithHostProvider(&orderedHosts{servers: addrs}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	deadline := time.After(20 * time.Second)
-	for c.State() != zk.StateHasSession {
-		select {
-		case <-events:
-		case <-deadline:
-			t.Fatalf("no session from %v", addrs)
-		}
-	}
-	return c, events
+	return zkSessionWith(t, timeout, addrs, &orderedHosts{servers: addrs})
 }
 
 // stopProcess stops a member's process (SIGSTOP): its sockets stay open and the kernel keeps
@@ -121,14 +108,7 @@ func TestFaultLeaderPausedLongerThanSessionTimeout(t *testing.T) {
 }
 
 func pausedLongerThanSessionTimeout(t *testing.T, n int, follower bool) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	c, err := ztest.StartZkraftCluster(n, ztest.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := faultCluster(t, n)
 	l := c.Leader()
 	if l < 0 {
 		t.Fatal("no leader")
@@ -219,14 +199,7 @@ func pausedLongerThanSessionTimeout(t *testing.T, n int, follower bool) {
 // move to the other members and keep their sessions, ephemerals and the state they
 // read (no read older than one before), and the resumed follower serves them again.
 func TestFaultFollowerPausedShorterThanSessionTimeout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := faultCluster(t, 3)
 	l := c.Leader()
 	f := (l + 1) % 3
 	g := (l + 2) % 3
@@ -304,14 +277,7 @@ func TestFaultFollowerPausedShorterThanSessionTimeout(t *testing.T) {
 // client is gone expires on every member, and a client that comes back keeps its
 // session.
 func TestFaultWholeClusterRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := faultCluster(t, 3)
 	const timeout = 6 * time.Second
 	a, _ := faultSession(t, timeout, strings.Split(c.ConnectString(), ",")...)
 	if _, err := a.Create("/q", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -382,14 +348,7 @@ func TestFaultWholeClusterRestart(t *testing.T) {
 // leader follows.
 func TestFaultLeaderPausedShorterThanSessionTimeout(t *testing.T) {
 	longFault(t)
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := faultCluster(t, 3)
 	l := c.Leader()
 	var others []string
 	for i, m := range c.Members {
@@ -562,14 +521,7 @@ func everyFault(t *testing.T, c *ztest.Cluster, n int, timeout time.Duration) {
 }
 
 func nemesisHistory(t *testing.T, n int, faults func(t *testing.T, c *ztest.Cluster, n int, timeout time.Duration)) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	c, err := ztest.StartZkraftCluster(n, ztest.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := faultCluster(t, n)
 	const timeout = 6 * time.Second
 	setup, _ := faultSession(t, timeout, strings.Split(c.ConnectString(), ",")...)
 	for _, p := range []string{"/h", "/h/k", "/h/seq"} {
@@ -753,14 +705,7 @@ func nemesisHistory(t *testing.T, n int, faults func(t *testing.T, c *ztest.Clus
 // A member stopped gracefully (SIGTERM), leader or follower: its clients move on and
 // keep their sessions and ephemerals, as ZooKeeper's shutdown closes no session.
 func TestFaultGracefulStopKeepsSessions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := faultCluster(t, 3)
 	const timeout = 6 * time.Second
 	for round, which := range []string{"leader", "follower"} {
 		m := c.Leader()
@@ -972,14 +917,7 @@ func TestFaultWatchesThroughFaults(t *testing.T) {
 // deployment: each exits promptly though the others go too, and the cluster comes back
 // with every acknowledged write and its sessions.
 func TestFaultWholeClusterGracefulStop(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := faultCluster(t, 3)
 	const timeout = 10 * time.Second
 	s, _ := faultSession(t, timeout, strings.Split(c.ConnectString(), ",")...)
 	if _, err := s.Create("/kept", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
@@ -1024,14 +962,7 @@ func TestFaultWholeClusterGracefulStop(t *testing.T) {
 // must then take its lock as lost: that is what a session's timeout promises).
 func TestFaultLockThroughPauses(t *testing.T) {
 	longFault(t)
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := faultCluster(t, 3)
 	const timeout = 4 * time.Second
 	all := strings.Split(c.ConnectString(), ",")
 	type holder struct {
@@ -1181,14 +1112,7 @@ func dropLockNodes(conn *zk.Conn) {
 // dir: the client comes back to it with its session and never reads older state than
 // it read before.
 func TestFaultWipedMemberKeepsItsClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := faultCluster(t, 3)
 	l := c.Leader()
 	f := (l + 1) % 3
 	w := c.Members[f]
@@ -1254,4 +1178,18 @@ func longFault(t *testing.T) {
 	if os.Getenv("ZKRAFT_FAULTS") != "full" {
 		t.Skip("a long fault scenario: make test-faults runs it")
 	}
+}
+
+// faultCluster starts an n-process zkraft cluster, stopped when the test ends.
+func faultCluster(t *testing.T, n int) *ztest.Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	c, err := ztest.StartZkraftCluster(n, ztest.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
 }
