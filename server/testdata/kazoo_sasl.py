@@ -29,7 +29,10 @@ def client(user=None, password=None):
 
 def step(name, f):
     try:
-        print('%s: %r' % (name, f()))
+        r = f()
+        if suffix and isinstance(r, str):
+            r = r.replace(suffix, '')  # a created path, named as in a first run
+        print('%s: %r' % (name, r))
     except Exception as e:  # noqa: BLE001 - the type is the outcome
         print('%s: %s' % (name, type(e).__name__))
 
