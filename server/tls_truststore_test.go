@@ -22,21 +22,28 @@ func firstExchange(f *tlsFiles, secure, client string) string {
 
 // firstExchangeWith is firstExchange with a client's own TLS config.
 func firstExchangeWith(secure string, cfg *tls.Config) string {
+	out, _ := firstExchangeState(secure, cfg)
+	return out
+}
+
+// firstExchangeState is firstExchangeWith, with the connection's TLS state once the
+// server answered.
+func firstExchangeState(secure string, cfg *tls.Config) (string, tls.ConnectionState) {
 	nc, err := net.DialTimeout("tcp", secure, 5*time.Second)
 	if err != nil {
-		return err.Error()
+		return err.Error(), tls.ConnectionState{}
 	}
 	tc := tls.Client(nc, cfg)
 	defer tc.Close()
 	tc.SetDeadline(time.Now().Add(5 * time.Second))
 	if err := tc.Handshake(); err != nil {
-		return "handshake refused"
+		return "handshake refused", tls.ConnectionState{}
 	}
 	tc.Write(connectFrame())
 	if _, err := tc.Read(make([]byte, 1)); err != nil {
-		return "refused at first exchange"
+		return "refused at first exchange", tls.ConnectionState{}
 	}
-	return "answered"
+	return "answered", tc.ConnectionState()
 }
 
 // TestNoTrustStoreMatchesZooKeeper: without ssl.trustStore.location the handshake

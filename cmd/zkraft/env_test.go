@@ -232,19 +232,11 @@ func TestSASLSettings(t *testing.T) {
 }
 
 func TestEnforceQuotaSettings(t *testing.T) {
-	load := func(env map[string]string, configPath string) server.Config {
-		t.Helper()
-		cfg, _, err := loadConfig(newStartCommand(), configPath, envOf(env), &server.Config{}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
-	if load(nil, "").EnforceQuota {
+	if loadFrom(t, nil, "").EnforceQuota {
 		t.Fatal("quotas must not be enforced by default (ZooKeeper 3.8's default)")
 	}
 	for _, env := range []string{"JVMFLAGS", "SERVER_JVMFLAGS"} {
-		if !load(map[string]string{env: "-Xmx1g -Dzookeeper.enforceQuota=true"}, "").EnforceQuota {
+		if !loadFrom(t, map[string]string{env: "-Xmx1g -Dzookeeper.enforceQuota=true"}, "").EnforceQuota {
 			t.Fatalf("%s -Dzookeeper.enforceQuota=true ignored", env)
 		}
 	}
@@ -252,7 +244,7 @@ func TestEnforceQuotaSettings(t *testing.T) {
 	for _, key := range []string{"enforceQuota", "zookeeper.enforceQuota"} {
 		path := filepath.Join(t.TempDir(), "zoo.cfg")
 		os.WriteFile(path, []byte(key+"=true\n"), 0o644)
-		if !load(nil, path).EnforceQuota {
+		if !loadFrom(t, nil, path).EnforceQuota {
 			t.Fatalf("zoo.cfg %s=true ignored", key)
 		}
 	}
@@ -277,33 +269,36 @@ func TestPrefixedSystemPropertiesAreZooCfgKeys(t *testing.T) {
 // those properties); enabled as Java's Boolean.parseBoolean reads it: only "true" in any
 // case keeps digest on.
 func TestDigestProviderSettings(t *testing.T) {
-	load := func(env map[string]string, configPath string) server.Config {
-		t.Helper()
-		cfg, _, err := loadConfig(newStartCommand(), configPath, envOf(env), &server.Config{}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
-	if load(nil, "").DigestDisabled {
+	if loadFrom(t, nil, "").DigestDisabled {
 		t.Fatal("digest must be enabled by default")
 	}
-	if !load(map[string]string{"JVMFLAGS": "-Dzookeeper.DigestAuthenticationProvider.enabled=false"}, "").DigestDisabled {
+	if !loadFrom(t, map[string]string{"JVMFLAGS": "-Dzookeeper.DigestAuthenticationProvider.enabled=false"}, "").DigestDisabled {
 		t.Fatal("JVMFLAGS -Dzookeeper.DigestAuthenticationProvider.enabled=false ignored")
 	}
 	for value, disabled := range map[string]bool{"false": true, "no": true, "TRUE": false, "true": false} {
 		path := filepath.Join(t.TempDir(), "zoo.cfg")
 		os.WriteFile(path, []byte("DigestAuthenticationProvider.enabled="+value+"\n"), 0o644)
-		if got := load(nil, path).DigestDisabled; got != disabled {
+		if got := loadFrom(t, nil, path).DigestDisabled; got != disabled {
 			t.Errorf("zoo.cfg DigestAuthenticationProvider.enabled=%s: disabled %v", value, got)
 		}
 	}
-	if alg := load(map[string]string{"JVMFLAGS": "-Dzookeeper.DigestAuthenticationProvider.digestAlg=SHA-256"}, "").DigestAlgorithm; alg != "SHA-256" {
+	if alg := loadFrom(t, map[string]string{"JVMFLAGS": "-Dzookeeper.DigestAuthenticationProvider.digestAlg=SHA-256"}, "").DigestAlgorithm; alg != "SHA-256" {
 		t.Fatalf("JVMFLAGS digestAlg: %q", alg)
 	}
 	path := filepath.Join(t.TempDir(), "zoo.cfg")
 	os.WriteFile(path, []byte("DigestAuthenticationProvider.digestAlg=SHA3-256\n"), 0o644)
-	if alg := load(nil, path).DigestAlgorithm; alg != "SHA3-256" {
+	if alg := loadFrom(t, nil, path).DigestAlgorithm; alg != "SHA3-256" {
 		t.Fatalf("zoo.cfg digestAlg: %q", alg)
 	}
+}
+
+// loadFrom is the configuration start runs with, from env and the zoo.cfg at configPath
+// ("" for none).
+func loadFrom(t *testing.T, env map[string]string, configPath string) server.Config {
+	t.Helper()
+	cfg, _, err := loadConfig(newStartCommand(), configPath, envOf(env), &server.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
