@@ -17,9 +17,10 @@ import (
 //
 //	log/        the Raft log: zkraft's transaction log (see WAL), one fdatasync per
 //	            batch raft stores, a CRC-32C on every frame and every entry
-//	raft.db     the stable store (term, vote): raft-boltdb on bbolt. A store written
-//	            before the transaction log existed keeps its log here too; Open moves
-//	            it into log/ once.
+//	raft.db     the stable store (term, vote): raft-boltdb on bbolt; also the number
+//	            of the newest segment the log rolled to, so that Open finds that
+//	            segment gone. A store written before the transaction log existed
+//	            keeps its log here too; Open moves it into log/ once.
 //	snapshots/  hashicorp/raft's file snapshot store: one directory per snapshot with
 //	            meta.json (index, term, membership, size, CRC-64 of state.bin) and
 //	            state.bin (quorum's state machine snapshot, see quorum/snapshot.go),
@@ -83,6 +84,21 @@ func Open(dir string, retain int, logger hclog.Logger) (*Store, error) {
 	return s, nil
 }
 
+// NewestSnapshot is the newest snapshot in the store: its index and when its state file
+// was written (ZooKeeper's AdminServer shows its last snapshot file's modification
+// time); ok is false while there is none.
+func (s *Store) NewestSnapshot() (index uint64, written time.Time, ok bool) {
+	metas, err := s.Snapshots.List()
+	if err != nil || len(metas) == 0 {
+		return 0, time.Time{}, false
+	}
+	fi, err := os.Stat(filepath.Join(SnapshotDir(s.Dir), metas[0].ID, "state.bin"))
+	if err != nil {
+		return 0, time.Time{}, false
+	}
+	return metas[0].Index, fi.ModTime(), true
+}
+
 // openWAL opens the transaction log, first moving a log that raft.db still holds (a
 // store written by an earlier zkraft) into it: copied into log.new, made durable,
 // renamed to log/, and only then deleted from raft.db, so a crash at any point leaves
@@ -117,7 +133,34 @@ func openWAL(dir string, bolt *raftboltdb.BoltStore) (*WAL, error) {
 		w.Close()
 		return nil, fmt.Errorf("persistence: removing the moved log from %s: %w", StablePath(dir), err)
 	}
+	if err := checkLastSegment(dir, w, bolt); err != nil {
+		w.Close()
+		return nil, err
+	}
+	w.OnRoll(func(seq uint32) error { return bolt.SetUint64(lastSegmentKey, uint64(seq)) })
 	return w, nil
+}
+
+// lastSegmentKey is raft.db's record of the newest segment the transaction log rolled
+// to. A newest segment that is gone (deleted by hand, lost with the file system) leaves
+// no gap in the log to see, only a log that ends early; the record shows it.
+var lastSegmentKey = []byte("zkraftLastSegment")
+
+// checkLastSegment refuses a log whose newest segment is older than the one raft.db
+// records. A store written before the record has none, and is not checked.
+func checkLastSegment(dir string, w *WAL, stable raft.StableStore) error {
+	want, err := stable.GetUint64(lastSegmentKey)
+	if errors.Is(err, raftboltdb.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("persistence: %s: %w", StablePath(dir), err)
+	}
+	if have := w.LastSegment(); uint64(have) < want {
+		return &CorruptError{Path: filepath.Join(WALDir(dir), segmentName(uint32(want))),
+			What: fmt.Sprintf("missing: the log reached this segment (raft.db records it) and now ends in segment %d, so the entries written after are gone", have)}
+	}
+	return nil
 }
 
 // migrateLog copies raft.db's log, if it has one, into a new transaction log.
@@ -164,7 +207,7 @@ func migrateLog(dir string, bolt *raftboltdb.BoltStore) error {
 	if err := os.Rename(tmp, WALDir(dir)); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
 func corrupt(path string, index uint64, err error) error {
@@ -227,33 +270,81 @@ func legacyLog(bolt *raftboltdb.BoltStore, path string) (raft.LogStore, error) {
 
 // Close closes the transaction log and raft.db.
 func (s *Store) Close() error {
-	err := s.wal.Close()
-	if berr := s.bolt.Close(); err == nil {
-		err = berr
+	var err error
+	if s.wal != nil {
+		err = s.wal.Close()
+	}
+	if s.bolt != nil {
+		if berr := s.bolt.Close(); err == nil {
+			err = berr
+		}
 	}
 	return err
+}
+
+// OpenReadOnly opens a stopped server's store, or a copy of one (a backup), to read
+// it: export and restore. It creates and changes nothing under dir, so a backup stays
+// as it was and one on read-only media can be read. It checks what Open checks, except
+// that a frame a crash cut short at the log's end is left in place, unread. The store
+// has no Snapshots (read the newest with OpenNewestSnapshot) and, for a backup that
+// `zkraft backup` wrote (snapshots alone), no Stable and an empty Log.
+func OpenReadOnly(dir string) (*Store, error) {
+	s, err := openReadOnly(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.verify(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openReadOnly opens what dir holds of a store, read-only and unchecked. raft.db, when
+// there is one, is opened for its lock too: a running server holds it.
+func openReadOnly(dir string) (*Store, error) {
+	s := &Store{Dir: dir}
+	hasBolt, hasWAL, hasSnaps := exists(StablePath(dir)), exists(WALDir(dir)), exists(SnapshotDir(dir))
+	if !hasBolt && !hasWAL && !hasSnaps {
+		return nil, fmt.Errorf("persistence: no zkraft store in %s", dir)
+	}
+	var err error
+	if hasBolt {
+		if s.bolt, err = openBolt(StablePath(dir), true); err != nil {
+			return nil, err
+		}
+		s.Stable = s.bolt
+	}
+	switch {
+	case hasWAL:
+		if s.wal, err = OpenWAL(WALDir(dir), 0, true); err == nil && s.bolt != nil {
+			err = checkLastSegment(dir, s.wal, s.bolt)
+		}
+		s.Log = s.wal
+	case hasBolt:
+		s.Log, err = legacyLog(s.bolt, StablePath(dir))
+	default:
+		s.Log = raft.NewInmemStore()
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // OpenLog opens the log of a stopped server's store read-only, for tools: the
 // transaction log, or raft.db's log for a store no zkraft since has opened. raft.db is
 // opened too, for its lock: a running server holds it.
 func OpenLog(dir string) (raft.LogStore, func() error, error) {
-	bolt, err := openBolt(StablePath(dir), true)
+	s, err := openReadOnly(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := os.Stat(WALDir(dir)); err == nil {
-		w, err := OpenWAL(WALDir(dir), 0, true)
-		if err != nil {
-			bolt.Close()
-			return nil, nil, err
-		}
-		return w, func() error { w.Close(); return bolt.Close() }, nil
-	}
-	log, err := legacyLog(bolt, StablePath(dir))
-	if err != nil {
-		bolt.Close()
-		return nil, nil, err
-	}
-	return log, bolt.Close, nil
+	return s.Log, s.Close, nil
 }

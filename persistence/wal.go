@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 )
@@ -63,6 +64,10 @@ type WAL struct {
 
 	syncer deferral  // the frame StoreLogsDeferred wrote, until it is durable (wal_deferred.go)
 	slow   slowSyncs // who hears of a slow fdatasync (slow_sync.go)
+
+	onFailed   atomic.Pointer[func(error)] // who hears that the log failed (OnFailed)
+	failedOnce sync.Once
+	onRoll     func(seq uint32) error // records each new segment (OnRoll); under wmu
 }
 
 type segment struct {
@@ -98,7 +103,7 @@ func OpenWAL(dir string, segSize int64, readOnly bool) (*WAL, error) {
 		w.failed = errWALReadOnly
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
-	} else if err := syncDir(filepath.Dir(dir)); err != nil { // log/ itself must survive
+	} else if err := SyncDir(filepath.Dir(dir)); err != nil { // log/ itself must survive
 		return nil, err
 	}
 	if err := w.replay(); err != nil {
@@ -108,7 +113,7 @@ func OpenWAL(dir string, segSize int64, readOnly bool) (*WAL, error) {
 	if !readOnly {
 		// The segments' names are durable too: a run killed between a roll's rename and
 		// its directory fsync left a segment this run trusts and writes to.
-		if err := syncDir(dir); err != nil {
+		if err := SyncDir(dir); err != nil {
 			w.closeFiles()
 			return nil, fmt.Errorf("persistence: fsync of %s: %w", dir, err)
 		}
@@ -253,8 +258,7 @@ func (w *WAL) writeMarker(kind byte, t uint64) error {
 // sync is set, else leaves it to the syncer (first is its first entry's index).
 func (w *WAL) write(frame []byte, first uint64, sync bool) (*segment, int64, error) {
 	if err := w.awaitSynced(); err != nil {
-		w.failed = err
-		return nil, 0, err
+		return nil, 0, w.fail(err)
 	}
 	var seg *segment
 	if len(w.segs) > 0 {
@@ -271,15 +275,13 @@ func (w *WAL) write(frame []byte, first uint64, sync bool) (*segment, int64, err
 		return nil, 0, fmt.Errorf("persistence: a frame of %d bytes does not fit a segment", len(frame))
 	}
 	if _, err := seg.f.WriteAt(frame, off); err != nil {
-		w.failed = fmt.Errorf("persistence: write to %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err)
-		return nil, 0, w.failed
+		return nil, 0, w.fail(fmt.Errorf("persistence: write to %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err))
 	}
 	if sync {
 		slow, err := w.timedSync(seg, fdatasync)
 		w.reportSlow(slow)
 		if err != nil {
-			w.failed = syncFailed(seg, err)
-			return nil, 0, w.failed
+			return nil, 0, w.fail(syncFailed(seg, err))
 		}
 	}
 	seg.tail += int64(len(frame))
@@ -306,19 +308,64 @@ func (w *WAL) roll() (*segment, error) {
 		w.next.start()
 		return nil, err
 	}
-	if err := syncDir(w.dir); err != nil {
+	if err := SyncDir(w.dir); err != nil {
 		f.Close()
 		w.next.start()
-		w.failed = fmt.Errorf("persistence: fsync of %s failed: %w", w.dir, err)
-		return nil, w.failed
+		return nil, w.fail(fmt.Errorf("persistence: fsync of %s failed, the transaction log takes no more writes until a restart: %w", w.dir, err))
 	}
 	w.next.start()
+	if w.onRoll != nil {
+		if err := w.onRoll(seq); err != nil {
+			f.Close()
+			return nil, w.fail(fmt.Errorf("persistence: recording %s failed, the transaction log takes no more writes until a restart: %w", path, err))
+		}
+	}
 	seg := &segment{seq: seq, path: path, f: f, tail: walHeaderSize, size: w.segSize}
 	w.mu.Lock()
 	w.segs = append(w.segs, seg)
 	w.mu.Unlock()
 	return seg, nil
 }
+
+// OnRoll has fn called each time the log starts a new segment, once the segment's name
+// is durable and before anything is written to it; an error from fn fails the log.
+func (w *WAL) OnRoll(fn func(seq uint32) error) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.onRoll = fn
+}
+
+// LastSegment is the newest segment's seq, 0 for a log without one.
+func (w *WAL) LastSegment() uint32 {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if len(w.segs) == 0 {
+		return 0
+	}
+	return w.segs[len(w.segs)-1].seq
+}
+
+// fail makes the log refuse every further write with err, after a write or fdatasync
+// failed and left the files in a state nobody knows; under wmu.
+func (w *WAL) fail(err error) error {
+	w.failed = err
+	w.reportFailed(err)
+	return err
+}
+
+// reportFailed tells OnFailed's function of the log's first failure.
+func (w *WAL) reportFailed(err error) {
+	w.failedOnce.Do(func() {
+		if fn := w.onFailed.Load(); fn != nil {
+			(*fn)(err)
+		}
+	})
+}
+
+// OnFailed has fn called, once and at once, when a write or fdatasync of the log fails:
+// from then on the log takes no more writes, and only a restart, which replays the log
+// as it is on disk, brings it back. fn must not block.
+func (w *WAL) OnFailed(fn func(error)) { w.onFailed.Store(&fn) }
 
 // DeleteRange removes entries lo..hi: a prefix (compaction), a suffix (entries a new
 // leader replaces) or everything (after a snapshot is installed). Raft asks for
@@ -427,7 +474,7 @@ func (w *WAL) removeDropped() error {
 			return err
 		}
 	}
-	return syncDir(w.dir)
+	return SyncDir(w.dir)
 }
 
 // Close waits for a segment being prepared and for a deferred frame's fdatasync, and
@@ -454,8 +501,8 @@ func (w *WAL) closeFiles() error {
 	return err
 }
 
-// syncDir makes the directory's entries (a new or removed segment) durable.
-func syncDir(dir string) error {
+// SyncDir makes a directory's entries (a new, renamed or removed file) durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

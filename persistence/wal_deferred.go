@@ -59,16 +59,21 @@ func (w *WAL) syncLoop(kick <-chan struct{}) {
 			continue
 		}
 		slow, err := w.timedSync(seg, syncDeferred)
+		if err != nil {
+			err = syncFailed(seg, err)
+		}
 		d.mu.Lock()
 		if err != nil {
-			d.err = syncFailed(seg, err)
+			d.err = err
 		} else {
 			d.seg = nil
 			d.from.Store(0)
 		}
 		d.cond.Broadcast()
 		d.mu.Unlock()
-		if fn := d.onDurable.Load(); fn != nil && err == nil {
+		if err != nil {
+			w.reportFailed(err)
+		} else if fn := d.onDurable.Load(); fn != nil {
 			(*fn)()
 		}
 		w.reportSlow(slow) // after the waiters are let go: a slow sync has cost them enough

@@ -3,6 +3,7 @@ package persistence
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -104,11 +105,14 @@ func TestWALDeferredStoreIsDurableOnlyAfterItsSync(t *testing.T) {
 	expectLog(t, w, 1, 9, term1)
 }
 
-// A deferred frame whose fdatasync fails is never reported durable, and the log takes
-// no more writes, as after a failed fdatasync of its own.
+// A deferred frame whose fdatasync fails is never reported durable, the failure is
+// reported to OnFailed's function once, and the log takes no more writes, as after a
+// failed fdatasync of its own.
 func TestWALDeferredSyncFailureStopsTheLog(t *testing.T) {
 	w := mustOpenWAL(t, t.TempDir(), 1<<20)
 	defer w.Close()
+	failed := make(chan error, 2)
+	w.OnFailed(func(err error) { failed <- err })
 	boom := errors.New("disk gone")
 	started, release := holdSyncs(t, boom)
 	if err := w.StoreLogsDeferred(entries(1, 3, 1)); err != nil {
@@ -119,6 +123,9 @@ func TestWALDeferredSyncFailureStopsTheLog(t *testing.T) {
 	if err := w.WaitDurable(3); !errors.Is(err, boom) {
 		t.Fatalf("WaitDurable after a failed fdatasync: %v, want %v", err, boom)
 	}
+	if err := <-failed; !errors.Is(err, boom) {
+		t.Fatalf("reported %v, want %v", err, boom)
+	}
 	if from := w.UnsyncedFrom(); from != 1 {
 		t.Fatalf("UnsyncedFrom after a failed fdatasync = %d, want 1", from)
 	}
@@ -127,6 +134,9 @@ func TestWALDeferredSyncFailureStopsTheLog(t *testing.T) {
 	}
 	if err := w.StoreLogsDeferred(entries(4, 4, 1)); !errors.Is(err, boom) {
 		t.Fatalf("a deferred store after the failed fdatasync: %v, want %v", err, boom)
+	}
+	if len(failed) != 0 {
+		t.Fatal("the failure was reported twice")
 	}
 }
 
@@ -150,4 +160,25 @@ func TestWALCloseWaitsForADeferredFrame(t *testing.T) {
 	w = mustOpenWAL(t, dir, 1<<20)
 	defer w.Close()
 	expectLog(t, w, 1, 4, func(uint64) uint64 { return 2 })
+}
+
+// A failed write is reported once, at once, to OnFailed's function: the server stops on
+// it (as ZooKeeper's does) rather than go on with a log that takes no more writes.
+func TestWALReportsItsFailure(t *testing.T) {
+	w := mustOpenWAL(t, t.TempDir(), 1<<20)
+	defer w.Close()
+	var got []error
+	w.OnFailed(func(err error) { got = append(got, err) })
+	if err := w.StoreLogs(entries(1, 2, 1)); err != nil || len(got) != 0 {
+		t.Fatalf("a good write: %v, reported %v", err, got)
+	}
+	w.segs[len(w.segs)-1].f.Close() // the next write fails
+	for i := 0; i < 2; i++ {
+		if err := w.StoreLogs(entries(3, 3, 1)); err == nil {
+			t.Fatal("a write to a closed file succeeded")
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "takes no more writes") {
+		t.Fatalf("reported %v, want the one failure", got)
+	}
 }

@@ -219,9 +219,10 @@ func readFrame(seg []byte, off int64) (*frame, error) {
 // with one write into zeros (the preallocated file, or zeros a repair wrote), and the
 // next frame is written only after it was made durable, so a torn frame is the last
 // frame and lacks part of what it should hold: its trailer (a write cut short), an
-// aligned sector inside it that is still all zeros (sectors written out of order), or
-// its end (beyond the file). A damaged frame has all of them, or has frames after it
-// that check out.
+// aligned sector inside it that is still all zeros (sectors written out of order; then
+// those sectors must be where its records fail, see lostSectorsExplain), or its end
+// (beyond the file). A damaged frame has all of them, or has frames after it that
+// check out.
 func tornTail(seg []byte, off int64) bool {
 	n := int64(binary.BigEndian.Uint32(seg[off:]))
 	end := off + frameHeader + n
@@ -230,7 +231,7 @@ func tornTail(seg []byte, off int64) bool {
 	if !torn {
 		for s := (off/sectorSize + 1) * sectorSize; s < end; s += sectorSize {
 			if allZero(seg[s:min(s+sectorSize, int64(len(seg)))]) {
-				torn = true
+				torn = lostSectorsExplain(seg, off, end)
 				break
 			}
 		}
@@ -251,6 +252,48 @@ func tornTail(seg []byte, off int64) bool {
 		}
 	}
 	return true
+}
+
+// lostSectorsExplain reports whether the sectors of the frame at off (ending at end,
+// its trailer there) that read as zeros explain why it does not check out, as they do
+// when the crash lost them: every record that fails its checksum lies in part in such a
+// sector, or parsing stops at a record header that does. A record that fails though all
+// of it was written, or a frame whose records all check out, is damage (a flipped bit
+// in a frame that merely holds zeros).
+func lostSectorsExplain(seg []byte, off, end int64) bool {
+	first := (off/sectorSize + 1) * sectorSize // the frame's first sector holds its length: written
+	lost := func(from, to int64) bool {
+		for s := max(first, from/sectorSize*sectorSize); s < to; s += sectorSize {
+			if allZero(seg[s:min(s+sectorSize, int64(len(seg)))]) {
+				return true
+			}
+		}
+		return false
+	}
+	payload := seg[off+frameHeader : end]
+	if payload[0] != frameEntries {
+		return true
+	}
+	failed := false
+	for pos := int64(1); pos < int64(len(payload)); {
+		rec := off + frameHeader + pos
+		if pos+recordHeader > int64(len(payload)) || lost(rec, rec+recordHeader) {
+			return lost(rec, end)
+		}
+		m := int64(binary.BigEndian.Uint32(payload[pos:]))
+		if m < recordFixed || pos+recordHeader+m > int64(len(payload)) {
+			return false // a length that was written and makes no sense
+		}
+		body := payload[pos+recordHeader : pos+recordHeader+m]
+		if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(payload[pos+4:]) {
+			if !lost(rec+recordHeader, rec+recordHeader+m) {
+				return false
+			}
+			failed = true
+		}
+		pos += recordHeader + m
+	}
+	return failed
 }
 
 func allZero(b []byte) bool {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // StoreDir is where a server keeps its store inside its data dir (myid stays beside it).
@@ -15,8 +17,9 @@ func StoreDir(dataDir string) string { return filepath.Join(dataDir, "zkraft") }
 
 // Wipe moves a member's store aside, to DATADIR/zkraft.wiped-<time>, so the member starts
 // empty and is rebuilt from the leader (Raft sends it a snapshot and the log after it).
-// Only a cluster member can be rebuilt so; a standalone server's store is all there is.
-// Wipe refuses while a server holds the store open. It returns where the store went.
+// Only a cluster member can be rebuilt so: Wipe refuses the store of a server that is
+// the only voter its store knows (a standalone server), which is all there is of the
+// data, and refuses while a server holds the store open. It returns where the store went.
 func Wipe(dataDir string, now time.Time) (string, error) {
 	dir := StoreDir(dataDir)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
@@ -32,11 +35,52 @@ func Wipe(dataDir string, now time.Time) (string, error) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}
+	if voters, known := storeVoters(dir); known && voters < 2 {
+		return "", fmt.Errorf("persistence: %s is the store of a server that is its cluster's only voter (a standalone server): "+
+			"it is the only copy of the data, and no leader would rebuild it. Not wiped; restore the server from a backup "+
+			"instead, or move the store aside by hand to start it empty (docs/operations.md)", dir)
+	}
 	to := dir + ".wiped-" + now.UTC().Format("20060102-150405")
 	if err := os.Rename(dir, to); err != nil {
 		return "", fmt.Errorf("persistence: %w", err)
 	}
 	return to, nil
+}
+
+// storeVoters counts the voters of the newest Raft configuration the store in dir holds:
+// its newest snapshot's, or a later one in as much of its log as can be read (a damaged
+// store is what wipe is for). known is false when the store holds none (a member that
+// never got one).
+func storeVoters(dir string) (voters int, known bool) {
+	var conf *raft.Configuration
+	var from uint64
+	if snaps, err := snapshotMetas(SnapshotDir(dir)); err == nil && len(snaps) > 0 {
+		conf, from = &snaps[0].Configuration, snaps[0].Index+1
+	}
+	if s, err := openReadOnly(dir); err == nil {
+		first, _ := s.Log.FirstIndex()
+		last, _ := s.Log.LastIndex()
+		for i := max(first, from); last > 0 && i <= last; i++ {
+			var l raft.Log
+			if s.Log.GetLog(i, &l) != nil {
+				break
+			}
+			if l.Type == raft.LogConfiguration {
+				c := raft.DecodeConfiguration(l.Data)
+				conf = &c
+			}
+		}
+		s.Close()
+	}
+	if conf == nil {
+		return 0, false
+	}
+	for _, sv := range conf.Servers {
+		if sv.Suffrage == raft.Voter {
+			voters++
+		}
+	}
+	return voters, true
 }
 
 // BackupSnapshot copies the newest finished snapshot of the store in dataDir into
@@ -50,7 +94,9 @@ func BackupSnapshot(dataDir, to string) (uint64, error) {
 		return 0, err
 	}
 	if len(snaps) == 0 {
-		return 0, fmt.Errorf("persistence: no snapshot in %s yet", dataDir)
+		return 0, fmt.Errorf("persistence: no snapshot in %s yet: a server writes its first once snapCount entries "+
+			"(100000 by default) are in its log. Until then take the state with the AdminServer's snapshot command "+
+			"(/commands/snapshot, which zkraft import reads), or copy a stopped member's data dir (docs/operations.md)", dataDir)
 	}
 	m := snaps[0]
 	from := filepath.Join(SnapshotDir(StoreDir(dataDir)), m.dir)

@@ -29,6 +29,10 @@ type ZKState struct {
 	Nodes    []ZKNode
 	Sessions []ZKSession
 	LastZxid int64
+	// Snapshot and LogFiles say what ReadZooKeeper read: the snapshot file's name ("" for
+	// none) and how many transaction log files it found.
+	Snapshot string
+	LogFiles int
 }
 
 // ephemeralOwner encodings (EphemeralType.java).
@@ -54,6 +58,19 @@ func zkSystemNodes() []ZKNode {
 }
 
 func zkCloneACL(acl []jute.ACL) []jute.ACL { return append([]jute.ACL{}, acl...) }
+
+// TTLNodes counts the TTL nodes, which ZooKeeper reads as such only with
+// zookeeper.extendedTypesEnabled (EphemeralType.get): without it, it takes them for
+// ephemerals of a session that is gone, and deletes them when it loads the snapshot.
+func (st *ZKState) TTLNodes() int {
+	n := 0
+	for i := range st.Nodes {
+		if st.Nodes[i].EphemeralOwner&zkExtendedMask == zkExtendedMask {
+			n++
+		}
+	}
+	return n
+}
 
 // zkIsSessionOwner reports whether owner names a session (a plain ephemeral), as
 // EphemeralType.get does with extended types enabled.
@@ -228,55 +245,42 @@ func (st *ZKState) normalized() ([]ZKNode, error) {
 // ReadZooKeeper reads an Apache ZooKeeper 3.x data dir (dataDir/version-2 or a dir
 // that directly holds snapshot.* / log.* files): the newest snapshot whose checksum
 // is valid, then every transaction in the logs with a zxid above the snapshot's,
-// applied in order. Errors name the file and what is wrong.
-func ReadZooKeeper(dataDir string) (*ZKState, error) {
-	dir := dataDir
-	if fi, err := os.Stat(filepath.Join(dataDir, "version-2")); err == nil && fi.IsDir() {
-		dir = filepath.Join(dataDir, "version-2")
-	}
-	entries, err := os.ReadDir(dir)
+// applied in order. dataLogDir is ZooKeeper's setting of that name, the logs' own
+// dir; "" when they are in dataDir. Logs that hold transactions but no snapshot are
+// refused, as ZooKeeper refuses them. Errors name the file and what is wrong.
+func ReadZooKeeper(dataDir, dataLogDir string) (*ZKState, error) {
+	snapDir := zkVersionDir(dataDir)
+	snaps, logs, err := zkFiles(snapDir)
 	if err != nil {
-		return nil, fmt.Errorf("persistence: reading ZooKeeper data dir: %w", err)
+		return nil, err
 	}
-	type numbered struct {
-		name string
-		zxid int64
-	}
-	var snaps, logs []numbered
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
+	logDir := snapDir
+	if dataLogDir != "" && zkVersionDir(dataLogDir) != snapDir {
+		// FileTxnSnapLog's checks of two dirs (ZOOKEEPER-2967): each holds its own kind.
+		logDir = zkVersionDir(dataLogDir)
+		if len(logs) > 0 {
+			return nil, fmt.Errorf("persistence: %s holds transaction logs (log.*), as only a data dir without a "+
+				"dataLogDir does: check the ZooKeeper data dir and log dir given", snapDir)
 		}
-		if z, ok := zkZxidFromName(e.Name(), "snapshot"); ok {
-			snaps = append(snaps, numbered{e.Name(), z})
-		} else if z, ok := zkZxidFromName(e.Name(), "log"); ok {
-			logs = append(logs, numbered{e.Name(), z})
+		var logSnaps []zkFile
+		if logSnaps, logs, err = zkFiles(logDir); err != nil {
+			return nil, err
+		}
+		if len(logSnaps) > 0 {
+			return nil, fmt.Errorf("persistence: %s holds snapshots (snapshot.*), as a dataLogDir does not: check "+
+				"the ZooKeeper data dir and log dir given", logDir)
 		}
 	}
 	if len(snaps) == 0 && len(logs) == 0 {
-		return nil, fmt.Errorf("persistence: no ZooKeeper snapshot.* or log.* files in %s", dir)
+		return nil, fmt.Errorf("persistence: no ZooKeeper snapshot.* or log.* files in %s", snapDir)
 	}
-	sort.Slice(snaps, func(i, j int) bool { return snaps[i].zxid > snaps[j].zxid }) // newest first
-	sort.Slice(logs, func(i, j int) bool { return logs[i].zxid < logs[j].zxid })
-
-	var t *zkTree
-	snapZxid := int64(0)
-	var problems []string
-	for _, s := range snaps {
-		path := filepath.Join(dir, s.name)
-		st, err := readZKSnapshotFile(path)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		t, snapZxid = st, s.zxid
-		break
+	t, snap, err := zkNewestSnapshot(snapDir, snaps)
+	if err != nil {
+		return nil, err
 	}
 	if t == nil {
-		if len(snaps) > 0 {
-			return nil, fmt.Errorf("persistence: no valid ZooKeeper snapshot in %s: %s", dir, strings.Join(problems, "; "))
-		}
-		// Logs without a snapshot (an upgrade from before 3.5.3): start from a fresh tree.
+		// Logs without a snapshot: the fresh tree only stands if they hold nothing (they
+		// are checked below), as FileTxnSnapLog.restore decides.
 		t = newZKTree()
 		t.addSystemNodes()
 	}
@@ -285,13 +289,13 @@ func ReadZooKeeper(dataDir string) (*ZKState, error) {
 	// and every later one.
 	start := 0
 	for i, l := range logs {
-		if l.zxid <= snapZxid {
+		if l.zxid <= snap.zxid {
 			start = i
 		}
 	}
-	last := snapZxid
+	last := snap.zxid
 	for _, l := range logs[start:] {
-		path := filepath.Join(dir, l.name)
+		path := filepath.Join(logDir, l.name)
 		err := readZKTxnLog(path, func(e *zkTxnEntry) error {
 			if e.hdr.zxid <= last {
 				return nil
@@ -306,7 +310,68 @@ func ReadZooKeeper(dataDir string) (*ZKState, error) {
 			return nil, err
 		}
 	}
-	return t.state(last), nil
+	if len(snaps) == 0 && last > 0 {
+		return nil, fmt.Errorf("persistence: %s holds transaction logs up to zxid 0x%x but no snapshot: the tree the logs "+
+			"start from is unknown, and ZooKeeper 3.8 refuses to start from it too (\"No snapshot found, but there are log "+
+			"entries\"). If ZooKeeper keeps its snapshots apart (its dataDir, the logs in its dataLogDir), read the two "+
+			"together; a data dir of ZooKeeper 3.4 that never took a snapshot gets one when ZooKeeper 3.8 starts on it once "+
+			"with -Dzookeeper.snapshot.trust.empty=true", logDir, last)
+	}
+	st := t.state(last)
+	st.Snapshot, st.LogFiles = snap.name, len(logs)
+	return st, nil
+}
+
+// zkVersionDir is dir/version-2 if there is one, else dir.
+func zkVersionDir(dir string) string {
+	if fi, err := os.Stat(filepath.Join(dir, "version-2")); err == nil && fi.IsDir() {
+		return filepath.Join(dir, "version-2")
+	}
+	return dir
+}
+
+// zkFile is a snapshot or log file and the zxid its name gives.
+type zkFile struct {
+	name string
+	zxid int64
+}
+
+// zkFiles lists dir's snapshots, newest first, and its logs, oldest first.
+func zkFiles(dir string) (snaps, logs []zkFile, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("persistence: reading ZooKeeper data dir: %w", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		if z, ok := zkZxidFromName(e.Name(), "snapshot"); ok {
+			snaps = append(snaps, zkFile{e.Name(), z})
+		} else if z, ok := zkZxidFromName(e.Name(), "log"); ok {
+			logs = append(logs, zkFile{e.Name(), z})
+		}
+	}
+	sort.Slice(snaps, func(i, j int) bool { return snaps[i].zxid > snaps[j].zxid })
+	sort.Slice(logs, func(i, j int) bool { return logs[i].zxid < logs[j].zxid })
+	return snaps, logs, nil
+}
+
+// zkNewestSnapshot reads the newest of snaps whose checksums hold, as ZooKeeper picks
+// one; a nil tree if there are none.
+func zkNewestSnapshot(dir string, snaps []zkFile) (*zkTree, zkFile, error) {
+	var problems []string
+	for _, s := range snaps {
+		t, err := readZKSnapshotFile(filepath.Join(dir, s.name))
+		if err == nil {
+			return t, s, nil
+		}
+		problems = append(problems, err.Error())
+	}
+	if len(snaps) > 0 {
+		return nil, zkFile{}, fmt.Errorf("persistence: no valid ZooKeeper snapshot in %s: %s", dir, strings.Join(problems, "; "))
+	}
+	return nil, zkFile{}, nil
 }
 
 // zkZxidFromName is Util.getZxidFromName: prefix.<hex>[.suffix].

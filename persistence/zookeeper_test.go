@@ -113,7 +113,7 @@ func TestZooKeeperSnapshotRoundTrip(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, SnapshotFileName(st.LastZxid)), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadZooKeeper(filepath.Dir(dir))
+	got, err := ReadZooKeeper(filepath.Dir(dir), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestReadZooKeeperCorruptSnapshot(t *testing.T) {
 	b[i] ^= 0x20
 	name := filepath.Join(dir, SnapshotFileName(st.LastZxid))
 	os.WriteFile(name, b, 0o644)
-	_, err := ReadZooKeeper(dir)
+	_, err := ReadZooKeeper(dir, "")
 	if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "checksum") {
 		t.Fatalf("err %v, want a checksum error naming %s", err, name)
 	}
@@ -223,13 +223,13 @@ func TestReadZooKeeperCorruptSnapshot(t *testing.T) {
 	older := *st
 	older.LastZxid = 0x10
 	os.WriteFile(filepath.Join(dir, SnapshotFileName(older.LastZxid)), zktSnapshotBytes(t, &older), 0o644)
-	got, err := ReadZooKeeper(dir)
+	got, err := ReadZooKeeper(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	zktEqual(t, "fallback", got, &older)
 
-	if _, err := ReadZooKeeper(t.TempDir()); err == nil {
+	if _, err := ReadZooKeeper(t.TempDir(), ""); err == nil {
 		t.Fatal("empty dir read")
 	}
 }
@@ -338,7 +338,7 @@ func TestReadZooKeeperReplaysLog(t *testing.T) {
 	logName := filepath.Join(dir, "log.1")
 	os.WriteFile(logName, logBytes, 0o644)
 
-	st, err := ReadZooKeeper(dir)
+	st, err := ReadZooKeeper(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestReadZooKeeperReplaysLog(t *testing.T) {
 	bad := append([]byte(nil), l.e.Buf[:good]...)
 	bad[good-3] ^= 0xff
 	os.WriteFile(logName, bad, 0o644)
-	if _, err := ReadZooKeeper(dir); err == nil || !strings.Contains(err.Error(), logName) {
+	if _, err := ReadZooKeeper(dir, ""); err == nil || !strings.Contains(err.Error(), logName) {
 		t.Fatalf("err %v, want an error naming %s", err, logName)
 	}
 }
@@ -391,5 +391,27 @@ func TestZxidFromName(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: %d, want %d", name, got, want)
 		}
+	}
+}
+
+// Transaction logs without a snapshot are refused, as ZooKeeper 3.8 refuses to start on
+// them ("No snapshot found, but there are log entries. Something is broken!"): a tree
+// rebuilt from the logs alone lacks whatever the purged logs held. A log that holds no
+// transaction (a fresh server's) is no reason to refuse.
+func TestReadZooKeeperRefusesLogsWithoutSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	empty := newZKTLog()
+	os.WriteFile(filepath.Join(dir, "log.1"), append(empty.e.Buf, make([]byte, 512)...), 0o644)
+	st, err := ReadZooKeeper(dir, "")
+	if err != nil || st.LastZxid != 0 {
+		t.Fatalf("a log without transactions: %+v, %v", st, err)
+	}
+	l := newZKTLog()
+	l.add(0x100, 0x105, jute.OpCreateSession, func(e *jute.Encoder) { e.Int(5000) })
+	l.add(0x100, 0x106, jute.OpCreate, zktCreate("/app/b", "b", false, 9)) // /app was created in a purged log
+	os.WriteFile(filepath.Join(dir, "log.105"), l.e.Buf, 0o644)
+	_, err = ReadZooKeeper(dir, "")
+	if err == nil || !strings.Contains(err.Error(), "no snapshot") || !strings.Contains(err.Error(), "zookeeper.snapshot.trust.empty") {
+		t.Fatalf("logs without a snapshot: err %v, want a refusal that says how to go on", err)
 	}
 }

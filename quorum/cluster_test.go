@@ -174,9 +174,13 @@ func TestThreeMemberCluster(t *testing.T) {
 	if modes["leader"] != 1 || modes["follower"] != 2 {
 		t.Fatalf("modes %v", modes)
 	}
-	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	// Origin is set as a server sets it: on a loaded machine leadership may move during
+	// the test, and an entry the node forwards would otherwise name it while one it
+	// applied as leader names nobody (SessionMoved).
+	self := leader.ID()
+	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Origin: self, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
 	for i := 0; i < 20; i++ {
-		if r := propose(t, leader, &Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: fmt.Sprintf("/n%d", i), Acl: open}}); r.Err != jute.OK {
+		if r := propose(t, leader, &Entry{Session: 7, Op: jute.OpCreate, Origin: self, Req: &jute.CreateRequest{Path: fmt.Sprintf("/n%d", i), Acl: open}}); r.Err != jute.OK {
 			t.Fatalf("create: %v", r.Err)
 		}
 	}

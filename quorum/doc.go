@@ -117,7 +117,10 @@
 //     leader's own term stored on a majority: every later leader holds it. By Log
 //     Matching the member's entries before it are the leader's, committed with it.
 //   - Membership: two of three voters intersect every majority. hashicorp/raft starts a
-//     membership change only once the previous one is committed, so the entries up to
+//     membership change only once the previous one is committed (by its count, which
+//     may rest on the leader's copy not yet durable; but the new membership's entry is
+//     stored durably, after every frame before it, so once it is in the log the previous
+//     one is committed on durable copies too), so the entries up to
 //     the notice are governed either by the three-voter membership the leader checks
 //     when it sends the notice, or by the one before it, which differs from it by one
 //     server: four voters (one was removed since), where two still intersect every

@@ -50,7 +50,8 @@ type FSM struct {
 	OnSessionMoved func(id int64, owner string)
 
 	// sessionsChanged tells the leader's expiry tracker about sessions the log created
-	// (true) or closed (false), whichever server proposed them. It has no effect on state.
+	// (true) or closed (false), whichever server proposed them, and the member's newest
+	// connections of the closed ones (Stream.sendAll). It has no effect on state.
 	sessionsChanged func(id int64, timeout int32, created bool)
 
 	// self is this server's id; waiters holds the forwarded proposals of this server

@@ -9,9 +9,10 @@ import (
 )
 
 // ParsePeer reads one of ZooKeeper's server lines, server.N=SPEC, given N and SPEC:
-// host:peerPort:electionPort[:participant|:observer][;[clientHost:]clientPort]. The peer
-// port carries forwarded writes, the election port Raft. A client part of only a port
-// means every interface, as in ZooKeeper.
+// host:peerPort:electionPort[:participant|:observer][;[clientHost:]clientPort], an IPv6
+// host in brackets ([::1]:2888:3888). The peer port carries forwarded writes, the
+// election port Raft. A client part of only a port means every interface, as in
+// ZooKeeper.
 func ParsePeer(id, spec string) (Peer, error) {
 	if n, err := strconv.Atoi(id); err != nil || n < 1 || n > 254 {
 		return Peer{}, fmt.Errorf("server id %q is not 1..254", id)
@@ -20,29 +21,36 @@ func ParsePeer(id, spec string) (Peer, error) {
 	if i := strings.IndexByte(spec, ';'); i >= 0 {
 		spec, client = spec[:i], strings.TrimSpace(spec[i+1:])
 	}
-	parts := strings.Split(strings.TrimSpace(spec), ":")
-	if len(parts) < 3 || len(parts) > 4 || parts[0] == "" {
+	host, parts, err := splitHost(strings.TrimSpace(spec))
+	if err != nil {
+		return Peer{}, err
+	}
+	if len(parts) < 2 || len(parts) > 3 || host == "" {
 		return Peer{}, fmt.Errorf("%q is not host:peerPort:electionPort[:observer]", spec)
 	}
-	for _, port := range parts[1:3] {
+	for _, port := range parts[:2] {
 		if !isPort(port) {
 			return Peer{}, fmt.Errorf("%q is not a port", port)
 		}
 	}
-	p := Peer{ID: id, PeerAddr: net.JoinHostPort(parts[0], parts[1]), RaftAddr: net.JoinHostPort(parts[0], parts[2])}
-	if len(parts) == 4 {
-		switch parts[3] {
+	p := Peer{ID: id, PeerAddr: net.JoinHostPort(host, parts[0]), RaftAddr: net.JoinHostPort(host, parts[1])}
+	if len(parts) == 3 {
+		switch parts[2] {
 		case "observer":
 			p.Observer = true
 		case "participant":
 		default:
-			return Peer{}, fmt.Errorf("role %q is not observer or participant", parts[3])
+			return Peer{}, fmt.Errorf("role %q is not observer or participant", parts[2])
 		}
 	}
 	if client != "" {
 		host, port := "0.0.0.0", client
-		if i := strings.LastIndexByte(client, ':'); i >= 0 {
-			host, port = client[:i], client[i+1:]
+		if strings.ContainsRune(client, ':') {
+			h, rest, err := splitHost(client)
+			if err != nil || len(rest) != 1 {
+				return Peer{}, fmt.Errorf("client address %q is not [host:]port", client)
+			}
+			host, port = h, rest[0]
 		}
 		if !isPort(port) || host == "" {
 			return Peer{}, fmt.Errorf("client address %q is not [host:]port", client)
@@ -50,6 +58,21 @@ func ParsePeer(id, spec string) (Peer, error) {
 		p.ClientAddr = net.JoinHostPort(host, port)
 	}
 	return p, nil
+}
+
+// splitHost splits s at its colons into a host and the fields after it; a host in
+// brackets (an IPv6 literal, [::1]:2888:3888) keeps its own colons, as ZooKeeper's
+// ConfigUtils.getHostAndPort reads it.
+func splitHost(s string) (host string, fields []string, err error) {
+	if strings.HasPrefix(s, "[") {
+		i := strings.Index(s, "]:")
+		if i < 0 {
+			return "", nil, fmt.Errorf("%q starts with '[' but has no matching ']:'", s)
+		}
+		return s[1:i], strings.Split(s[i+2:], ":"), nil
+	}
+	parts := strings.Split(s, ":")
+	return parts[0], parts[1:], nil
 }
 
 func isPort(s string) bool {
@@ -65,7 +88,8 @@ func (p Peer) Spec() string {
 	if p.Observer {
 		role = "observer"
 	}
-	s := host + ":" + peerPort + ":" + electionPort + ":" + role
+	// An IPv6 host keeps its brackets, as QuorumServer.delimitedHostString writes it.
+	s := net.JoinHostPort(host, peerPort) + ":" + electionPort + ":" + role
 	if p.ClientAddr != "" {
 		s += ";" + p.ClientAddr
 	}

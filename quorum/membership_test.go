@@ -74,3 +74,27 @@ func TestParsePeerErrors(t *testing.T) {
 		}
 	}
 }
+
+// An IPv6 member is written with its address in brackets, as ZooKeeper 3.8 reads it
+// (ConfigUtils.getHostAndPort) and shows it in /zookeeper/config; zkraft refused the
+// line ("is not host:peerPort:electionPort").
+func TestParsePeerIPv6(t *testing.T) {
+	p, err := ParsePeer("1", "[::1]:2888:3888:participant;[::1]:2181")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PeerAddr != "[::1]:2888" || p.RaftAddr != "[::1]:3888" || p.ClientAddr != "[::1]:2181" {
+		t.Fatalf("parsed %+v", p)
+	}
+	if got, want := p.Spec(), "[::1]:2888:3888:participant;[::1]:2181"; got != want {
+		t.Fatalf("Spec %q, want %q", got, want)
+	}
+	if p, err := ParsePeer("2", "[fe80::1]:2888:3888;2181"); err != nil || p.ClientAddr != "0.0.0.0:2181" || p.RaftAddr != "[fe80::1]:3888" {
+		t.Fatalf("%+v %v", p, err)
+	}
+	for _, spec := range []string{"[::1:2888:3888", "::1:2888:3888", "[::1]:2888:3888;[::1:2181"} {
+		if _, err := ParsePeer("1", spec); err == nil {
+			t.Errorf("%s accepted", spec)
+		}
+	}
+}

@@ -15,35 +15,36 @@ import "sync"
 // after leaving the leadership, the rest of it too). The claim and the append of an
 // entry happen under the member's lock, so the log holds either the old stream's entry
 // before anything of the new one, or nothing of the old one after the claim.
-type newestStreams struct {
-	mu      sync.Mutex
-	members map[string]*memberStreams
+// A member keeps the same order among a session's connections (Stream.sendAll).
+
+// newestClaims records, for each key, the newest that claimed it: of a member's streams
+// here (looked up once per member a stream carries), or of a session's connections on
+// this member (looked up on every write, without a lock once the record is there).
+type newestClaims[K comparable] struct {
+	claims sync.Map // K -> *newestClaim
 }
 
-type memberStreams struct {
+// newestClaim is the number of the newest stream or connection that claimed one key.
+type newestClaim struct {
 	mu     sync.Mutex
-	newest uint64 // the number of the newest stream that claimed the member
+	newest uint64
 }
 
-// of returns member's record; a stream looks it up once per member it carries, not per
-// entry.
-func (s *newestStreams) of(member string) *memberStreams {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.members == nil {
-		s.members = map[string]*memberStreams{}
+// of returns k's record.
+func (s *newestClaims[K]) of(k K) *newestClaim {
+	if m, ok := s.claims.Load(k); ok {
+		return m.(*newestClaim)
 	}
-	m := s.members[member]
-	if m == nil {
-		m = &memberStreams{}
-		s.members[member] = m
-	}
-	return m
+	m, _ := s.claims.LoadOrStore(k, &newestClaim{})
+	return m.(*newestClaim)
 }
 
-// claim records that stream number gen carries member's frames and reports whether it
-// is still the member's newest: false once a later stream has claimed it.
-func (m *memberStreams) claim(gen uint64) bool {
+// forget drops k's record (a closed session's).
+func (s *newestClaims[K]) forget(k K) { s.claims.Delete(k) }
+
+// claim records that number gen (a stream carrying the member's frames) claims m and
+// reports whether it is still the newest: false once a later one has claimed it.
+func (m *newestClaim) claim(gen uint64) bool {
 	if gen < m.newest {
 		return false
 	}
@@ -51,9 +52,9 @@ func (m *memberStreams) claim(gen uint64) bool {
 	return true
 }
 
-// whileNewest runs fn, holding m's lock, if stream gen is still m's newest (claiming
-// it), and reports whether it did.
-func (m *memberStreams) whileNewest(gen uint64, fn func()) bool {
+// whileNewest runs fn, holding m's lock, if gen is still m's newest (claiming it), and
+// reports whether it did.
+func (m *newestClaim) whileNewest(gen uint64, fn func()) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.claim(gen) {

@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"bufio"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -119,10 +120,7 @@ func TestALateWriteOfAGivenUpStreamIsRefused(t *testing.T) {
 	const sid = 0x77
 	propose(t, follower, &Entry{Session: sid, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
 	s0 := follower.NewStream()
-	f0 := s0.Propose(&Entry{Session: sid, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/x", Data: []byte("init"), Acl: open}})
-	if err := f0.Error(); err != nil || f0.Response().(*Result).Err != jute.OK {
-		t.Fatalf("create /x: %v %v", err, f0.Response())
-	}
+	acknowledged(t, s0.Propose(&Entry{Session: sid, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/x", Data: []byte("init"), Acl: open}}), "create /x")
 	var leaderPeerAddr string
 	for _, p := range peers {
 		if p.ID == leader.cfg.ID {
@@ -138,32 +136,125 @@ func TestALateWriteOfAGivenUpStreamIsRefused(t *testing.T) {
 	// follower gives st1 up (as on the leader's "left" frame), which fails the write:
 	// outcome unknown.
 	s1 := follower.NewStream()
-	f1 := s1.Propose(&Entry{Session: sid, Op: jute.OpSetData, Req: &jute.SetDataRequest{Path: "/x", Data: []byte("old"), Version: -1}})
+	f1 := setX(s1, sid, "old")
 	st1.leave()
 	// The client comes back on a new connection to the same member and writes again.
 	s2 := follower.NewStream()
-	f2 := s2.Propose(&Entry{Session: sid, Op: jute.OpSetData, Req: &jute.SetDataRequest{Path: "/x", Data: []byte("new"), Version: -1}})
-	if err := f2.Error(); err != nil || f2.Response().(*Result).Err != jute.OK {
-		t.Fatalf("connection 2's write: %v %v", err, f2.Response())
-	}
-	r2 := f2.Response().(*Result)
+	r2 := acknowledged(t, setX(s2, sid, "new"), "connection 2's write")
 	if err := f1.Error(); err == nil {
 		t.Fatalf("connection 1's write on the given-up stream did not fail: %v", f1.Response())
 	}
 	time.Sleep(2500 * time.Millisecond) // the delayed bytes reach the leader
 	waitSame(t, nodes)
-	var data []byte
-	var mzxid int64
-	leader.FSM.Read(func(tr *datatree.Tree, _ *session.Table) {
-		d, st, _ := tr.Get("/x")
-		data, mzxid = d, st.Mzxid
-	})
-	if string(data) != "new" || mzxid != r2.Zxid {
-		t.Fatalf("/x = %q (mzxid %d), want connection 2's acknowledged %q at %d", data, mzxid, "new", r2.Zxid)
-	}
+	xIs(t, leader, "new", r2.Zxid)
 	// Connection 2 writes on: the cursor is still its own.
-	f3 := s2.Propose(&Entry{Session: sid, Op: jute.OpSetData, Req: &jute.SetDataRequest{Path: "/x", Data: []byte("newer"), Version: -1}})
-	if err := f3.Error(); err != nil || f3.Response().(*Result).Err != jute.OK {
-		t.Fatalf("connection 2's next write: %v", err)
+	acknowledged(t, setX(s2, sid, "newer"), "connection 2's next write")
+}
+
+// A connection's write that the leader refused before appending it is sent again by the
+// connection's Stream (settle), as is one that waited for a leader (Node.path). If the
+// client came back meanwhile on a new connection to the same member, which wrote and was
+// acknowledged, the old connection's write must not follow: the FSM's write cursor
+// takes any connection's first write, so the client's older write would land after, and
+// over, its newer acknowledged one.
+func TestARefusedWriteOfAnOlderConnectionIsNotSentAgain(t *testing.T) {
+	leader, follower := leaderAndFollower(t)
+	const sid = 0x78
+	f1 := refusedFirstWrite(t, leader, follower, sid)
+	// The client comes back on a new connection to the same member and writes again.
+	r2 := acknowledged(t, setX(follower.NewStream(), sid, "new"), "connection 2's write")
+	if err := f1.Error(); err == nil {
+		t.Errorf("connection 1's refused write was sent again after connection 2's: %+v", f1.Response())
+	}
+	follower.Sync()
+	xIs(t, follower, "new", r2.Zxid)
+}
+
+// The same when the client went to another member, wrote there, and came back: moving
+// its session back resets the write cursor, which then takes the old connection's first
+// write as readily as a new one's.
+func TestARefusedWriteOfAConnectionLeftByAMoveIsNotSentAgain(t *testing.T) {
+	leader, follower := leaderAndFollower(t)
+	const sid = 0x79
+	f1 := refusedFirstWrite(t, leader, follower, sid)
+	propose(t, leader, &Entry{Session: sid, Op: OpMoveSession, Origin: leader.ID()})
+	r2 := acknowledged(t, setX(leader.NewStream(), sid, "new"), "the write on the other member")
+	propose(t, follower, &Entry{Session: sid, Op: OpMoveSession, Origin: follower.ID()})
+	if err := f1.Error(); err == nil {
+		t.Errorf("the refused write of the connection the session left was sent again: %+v", f1.Response())
+	}
+	follower.Sync()
+	xIs(t, follower, "new", r2.Zxid)
+}
+
+// refusedFirstWrite opens session sid through follower, a member of leader's, with /x
+// created, and returns the future of a new connection's first write there (/x = "old"),
+// which the leader refused unappended: the call of its Error that would send it again
+// is left to the test.
+func refusedFirstWrite(t *testing.T, leader, follower *Node, sid int64) Future {
+	t.Helper()
+	propose(t, follower, &Entry{Session: sid, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	acknowledged(t, follower.NewStream().Propose(&Entry{Session: sid, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/x", Data: []byte("init"), Acl: open}}), "create /x")
+
+	// The leader takes a newer stream of the follower's (opened here on its behalf), so
+	// it refuses, unappended, what the follower's own stream brings next, as a leader
+	// that stepped down refuses it.
+	peer, _ := leader.peer(leader.cfg.ID)
+	c, err := follower.cfg.Network.Dial(peer.PeerAddr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	claim := leader.streams.of(follower.cfg.ID)
+	newest := func() uint64 { claim.mu.Lock(); defer claim.mu.Unlock(); return claim.newest }
+	before := newest()
+	w := bufio.NewWriter(c)
+	if writeFrame(w, framePings, append([]byte{byte(len(follower.cfg.ID))}, follower.cfg.ID...)) != nil || w.Flush() != nil {
+		t.Fatal("the newer stream's ping was not sent")
+	}
+	for deadline := time.Now().Add(5 * time.Second); newest() == before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader did not take the newer stream")
+		}
+	}
+
+	s1 := follower.NewStream()
+	f1 := setX(s1, sid, "old")
+	s1.mu.Lock()
+	refused := s1.out[0].inner.(*forwardFuture).done
+	s1.mu.Unlock()
+	select {
+	case <-refused:
+	case <-time.After(5 * time.Second):
+		t.Fatal("connection 1's write was not refused")
+	}
+	return f1
+}
+
+// setX has s write data to /x, as a write of session sid.
+func setX(s *Stream, sid int64, data string) Future {
+	return s.Propose(&Entry{Session: sid, Op: jute.OpSetData, Req: &jute.SetDataRequest{Path: "/x", Data: []byte(data), Version: -1}})
+}
+
+// acknowledged waits for f and returns its result, failing the test unless it is OK.
+func acknowledged(t *testing.T, f Future, what string) *Result {
+	t.Helper()
+	if err := f.Error(); err != nil || f.Response().(*Result).Err != jute.OK {
+		t.Fatalf("%s: %v %v", what, err, f.Response())
+	}
+	return f.Response().(*Result)
+}
+
+// xIs fails the test unless /x holds data, last written at zxid, on n.
+func xIs(t *testing.T, n *Node, data string, zxid int64) {
+	t.Helper()
+	var got []byte
+	var mzxid int64
+	n.FSM.Read(func(tr *datatree.Tree, _ *session.Table) {
+		d, st, _ := tr.Get("/x")
+		got, mzxid = d, st.Mzxid
+	})
+	if string(got) != data || mzxid != zxid {
+		t.Fatalf("/x = %q (mzxid %d), want the acknowledged %q at %d", got, mzxid, data, zxid)
 	}
 }

@@ -157,15 +157,21 @@ type Node struct {
 	commits commitSubs
 	catch   *catchUp
 	lead    *leaderLog
-	// conns numbers the client connections' Streams; it starts at the clock, so a
-	// restarted member never reuses a number its previous run gave.
+	// conns numbers the client connections' Streams as they begin to write, and the
+	// moves of sessions here; it starts at the clock, so a restarted member never
+	// reuses a number its previous run gave.
 	conns atomic.Uint64
+	// sessionConns keeps each session's writes to its newest connection here, or to
+	// those begun after it moved here (Stream.sendAll).
+	sessionConns newestClaims[int64]
 	// peerConns are the members' streams accepted on the peer port, closed with the node.
 	peerConns sync.Map // net.Conn -> struct{}
 	// streamGen numbers the accepted streams; streams says which is each member's newest
 	// (newest_stream.go).
 	streamGen atomic.Uint64
-	streams   newestStreams
+	streams   newestClaims[string]
+	// logFailed holds the transaction log's failure, once it failed (LogFailed).
+	logFailed chan error
 	// proposalSizes are the sizes of the entries proposed while leading (mntr, srvr).
 	proposalSizes *proposalSizes
 	// reconfig is the reconfig this member let through as leader (judgeReconfig).
@@ -224,7 +230,11 @@ func Open(cfg Config) (*Node, error) {
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
-	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes()}
+	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes(),
+		logFailed: make(chan error, 1)}
+	if fl, ok := store.Log.(interface{ OnFailed(func(error)) }); ok {
+		fl.OnFailed(func(err error) { n.logFailed <- err }) // once: the buffer holds it
+	}
 	n.conns.Store(uint64(time.Now().UnixNano()))
 	n.lead = lead
 	if dn, ok := store.Log.(interface{ OnDurable(func()) }); ok && lead.store != nil {
@@ -251,6 +261,7 @@ func Open(cfg Config) (*Node, error) {
 			d.add(id, timeout)
 		} else {
 			d.forget(id)
+			n.sessionConns.forget(id)
 		}
 	}
 	fsm.OnSessionClosed = cfg.OnSessionClosed
@@ -398,6 +409,11 @@ func (n *Node) HeartbeatTimeout() time.Duration { return n.cfg.HeartbeatTimeout 
 // IsLeader reports whether this node leads now.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
 
+// LogFailed delivers the error of a failed write or fdatasync of the transaction log.
+// The log then takes no more writes until the server restarts and replays it from
+// disk, so the server stops on it, as ZooKeeper's does when its log fails.
+func (n *Node) LogFailed() <-chan error { return n.logFailed }
+
 // WaitForLeader blocks until some member leads, or the timeout passes.
 func (n *Node) WaitForLeader(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -461,6 +477,11 @@ func (n *Node) writeEnforceQuota() {
 func (n *Node) Propose(e *Entry) Future {
 	if e.Time == 0 {
 		e.Time = time.Now().UnixMilli()
+	}
+	if e.Op == OpMoveSession {
+		// The connections of the session here that began to write before are ones its
+		// client left: none of their writes may follow the move (Stream.sendAll).
+		n.sessionConns.of(e.Session).whileNewest(n.conns.Add(1), func() {})
 	}
 	return &retryFuture{n: n, e: e, f: n.propose(e), until: time.Now().Add(10 * n.cfg.HeartbeatTimeout)}
 }
@@ -665,6 +686,13 @@ func (n *Node) TakeSnapshot() error {
 		return fmt.Errorf("quorum: snapshot: %w", err)
 	}
 	return nil
+}
+
+// LastSnapshot is the newest snapshot on disk: the zxid it holds the state at and when
+// it was written; ok is false while there is none.
+func (n *Node) LastSnapshot() (zxid int64, written time.Time, ok bool) {
+	index, written, ok := n.store.NewestSnapshot()
+	return int64(index), written, ok
 }
 
 // Close stops duties and Raft and closes the store. Applied entries are durable.

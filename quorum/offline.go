@@ -74,11 +74,12 @@ func Seed(cfg Config, st *persistence.State) error {
 	return store.Stable.SetUint64([]byte("CurrentTerm"), 1)
 }
 
-// LoadOffline returns the state a stopped server's store holds: its newest snapshot and
-// every entry of its log after it. (A cluster member's log may end with entries it had
-// not yet seen committed; export from the leader's store, or from a standalone server.)
+// LoadOffline returns the state a stopped server's store, or a backup, holds: its newest
+// snapshot and every entry of its log after it. It reads dir without changing it. (A
+// cluster member's log may end with entries it had not yet seen committed; export from
+// the leader's store, or from a standalone server.)
 func LoadOffline(dir string, opts datatree.Options) (*persistence.State, error) {
-	store, err := persistence.Open(dir, 1, hclog.NewNullLogger())
+	store, err := persistence.OpenReadOnly(dir)
 	if err != nil {
 		return nil, err
 	}

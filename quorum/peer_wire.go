@@ -170,10 +170,10 @@ func (n *Node) servePeer(c net.Conn) {
 		go n.writePeer(c, &member, refused, done)
 	}
 	refusing := false
-	gen := n.streamGen.Add(1)  // this stream's place among the accepted ones (newest_stream.go)
-	var claimed *memberStreams // the record of the member this stream carries, once named
+	gen := n.streamGen.Add(1) // this stream's place among the accepted ones (newest_stream.go)
+	var claimed *newestClaim  // the record of the member this stream carries, once named
 	var claimedID string
-	streamsOf := func(id string) *memberStreams {
+	streamsOf := func(id string) *newestClaim {
 		if claimed == nil || claimedID != id {
 			claimed, claimedID = n.streams.of(id), id
 		}

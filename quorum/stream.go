@@ -25,8 +25,11 @@ var ErrOrderBroken = errors.New("quorum: an earlier write of this connection has
 // lost after appending), nothing more is proposed or sent again. Each write carries the
 // connection's (Conn, Seq), and the FSM applies it only right after the previous one
 // (session.Table.Advance), so even a path that reordered could not apply a write
-// without the ones before it. Propose is called from one goroutine, and the futures'
-// Error in the order proposed (the connection's responder).
+// without the ones before it; and once a newer connection of the same session on this
+// member has sent a write, or the session moved here, nothing more of an older one is
+// sent (sendAll).
+// Propose is called from one goroutine, and the futures' Error in the order proposed
+// (the connection's responder).
 type Stream struct {
 	n    *Node
 	conn uint64
@@ -45,9 +48,7 @@ type path struct {
 }
 
 // NewStream returns the ordered path of a new client connection.
-func (n *Node) NewStream() *Stream {
-	return &Stream{n: n, conn: n.conns.Add(1)}
-}
+func (n *Node) NewStream() *Stream { return &Stream{n: n} }
 
 // Propose submits a write of the stream's connection, stamped with its Origin, Conn and
 // Seq. The future fails, and the write is not proposed, once an earlier one failed.
@@ -56,6 +57,9 @@ func (s *Stream) Propose(e *Entry) Future {
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return failedFuture{s.err}
+	}
+	if s.conn == 0 { // numbered at its first write, before it waits for a path (sendAll)
+		s.conn = s.n.conns.Add(1)
 	}
 	p, err := s.n.path()
 	if err == nil && len(s.out) > 0 && p != s.path {
@@ -71,9 +75,39 @@ func (s *Stream) Propose(e *Entry) Future {
 	if e.Time == 0 {
 		e.Time = time.Now().UnixMilli()
 	}
-	f := &streamFuture{s: s, e: e, inner: s.n.send(e, p)}
+	f := &streamFuture{s: s, e: e}
+	if !s.sendAll([]*streamFuture{f}, p) {
+		s.err = ErrOrderBroken
+		return failedFuture{s.err}
+	}
 	s.out = append(s.out, f)
 	return f
+}
+
+// sendAll sends the writes gs on p, in order, unless a newer connection of their
+// session has sent a write from this member, or the session has moved here since this
+// connection began to write; under s.mu.
+//
+// A client whose connection broke comes back on a new one, and the old connection's
+// Stream may still hold a write: waiting for a leader (Node.path), or to be sent again
+// after the leader refused it unappended (settle). Sent after the new connection's
+// writes, its first write would be applied after them, as the FSM's write cursor takes
+// any connection's first write, and so does it after a move resets the cursor: the
+// client's older write would land over its newer, acknowledged one. So a connection is
+// numbered (Node.conns) when it begins to write, a move of a session here claims it with
+// a number of its own (Node.Propose), and a connection sends only while no higher number
+// has claimed its session. The claim and the send happen under the session's lock, so an
+// older connection's write is sent before anything of the newer one (and so comes before
+// it on the one path this member's writes take at a time; across a leader change the
+// leader's newest streams keep that order) or not at all. ZooKeeper's server passes a
+// session's requests through one pipeline, the old connection's before the new one's,
+// and its leader refuses a write from the member a session moved away from.
+func (s *Stream) sendAll(gs []*streamFuture, p path) bool {
+	return s.n.sessionConns.of(gs[0].e.Session).whileNewest(s.conn, func() {
+		for _, g := range gs {
+			g.inner = s.n.send(g.e, p)
+		}
+	})
 }
 
 // streamFuture is one write of a Stream.
@@ -121,12 +155,12 @@ func (s *Stream) settle(f *streamFuture) error {
 		s.mu.Lock()
 		if notAppended(err) && s.err == nil && time.Now().Before(deadline) {
 			if p, perr := s.n.path(); perr == nil {
-				s.path = p
-				for _, g := range s.out { // f first, then the rest in order
-					g.inner = s.n.send(g.e, p)
+				if s.sendAll(s.out, p) { // f first, then the rest in order
+					s.path = p
+					s.mu.Unlock()
+					continue
 				}
-				s.mu.Unlock()
-				continue
+				err = ErrOrderBroken // the client wrote on a newer connection since
 			}
 		}
 		if err != nil && s.err == nil {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -45,19 +43,21 @@ var adminCommands = []adminCommand{
 	{[]string{"monitor", "mntr"}, func(s *Server) map[string]any { return s.adminMonitor() }},
 	{[]string{"configuration", "conf", "config"}, (*Server).adminConf},
 	{[]string{"connections", "cons"}, func(s *Server) map[string]any {
-		return map[string]any{"connections": s.adminConns(false, false), "secure_connections": s.adminConns(true, false)}
+		conns := s.connFacts()
+		return map[string]any{"connections": adminConns(conns, false, false), "secure_connections": adminConns(conns, true, false)}
 	}},
 	{[]string{"environment", "envi", "env"}, (*Server).adminEnvi},
 	{[]string{"is_read_only", "isro"}, func(s *Server) map[string]any { return map[string]any{"read_only": s.isReadOnly()} }},
 	{[]string{"dump"}, (*Server).adminDump},
 	{[]string{"watch_summary", "wchs"}, func(s *Server) map[string]any {
-		watchers, paths, watches := s.node.FSM.Watches.Summary()
-		return map[string]any{"num_connections": watchers, "num_paths": paths, "num_total_watches": watches}
+		w := s.watchSummary()
+		return map[string]any{"num_connections": w.connections, "num_paths": w.paths, "num_total_watches": w.watches}
 	}},
 	{[]string{"watches", "wchc"}, (*Server).adminWatches},
 	{[]string{"watches_by_path", "wchp"}, (*Server).adminWatchesByPath},
 	{[]string{"dirs"}, func(s *Server) map[string]any {
-		return map[string]any{"datadir_size": dirSize(s.cfg.DataDir), "logdir_size": dirSize(s.logDir())}
+		f := s.dirFacts()
+		return map[string]any{"datadir_size": f.dataSize, "logdir_size": f.logSize}
 	}},
 	{[]string{"leader", "lead"}, (*Server).adminLeader},
 	{[]string{"voting_view"}, (*Server).adminVotingView},
@@ -165,40 +165,32 @@ func (s *Server) notReady() string {
 	return ""
 }
 
-func (s *Server) logDir() string {
-	if s.cfg.DataLogDir != "" {
-		return s.cfg.DataLogDir
-	}
-	return s.cfg.DataDir
-}
-
 func (s *Server) adminStats(withConns bool) map[string]any {
-	min, avg, max := s.stats.latency()
-	last, least, most := s.stats.responses.sizes()
-	buffers := map[string]any{"last_buffer_size": last, "min_buffer_size": least, "max_buffer_size": most}
+	f, dirs := s.statFacts(), s.dirFacts()
+	buffers := map[string]any{"last_buffer_size": f.lastResponse, "min_buffer_size": f.minResponse, "max_buffer_size": f.maxResponse}
 	out := map[string]any{
-		"version":   Version + ", built on " + buildDate,
-		"read_only": s.isReadOnly(),
+		"version":   f.version,
+		"read_only": f.readOnly,
 		"server_stats": map[string]any{
-			"packets_sent": s.stats.sent.Load(), "packets_received": s.stats.received.Load(),
+			"packets_sent": f.sent, "packets_received": f.received,
 			"fsync_threshold_exceed_count": 0, "client_response_stats": buffers,
-			"uptime": time.Since(s.start).Milliseconds(), "data_dir_size": dirSize(s.cfg.DataDir),
-			"log_dir_size": dirSize(s.logDir()), "provider_null": false, "server_state": s.mode(),
-			"last_processed_zxid": s.node.FSM.LastZxid(), "outstanding_requests": s.outstanding(),
-			"avg_latency": avg, "max_latency": max, "min_latency": min,
-			"num_alive_client_connections": len(s.connList()), "auth_failed_count": s.stats.authFailed.Load(),
+			"uptime": f.uptime, "data_dir_size": dirs.dataSize,
+			"log_dir_size": dirs.logSize, "provider_null": false, "server_state": f.mode,
+			"last_processed_zxid": f.zxid, "outstanding_requests": f.outstanding,
+			"avg_latency": f.avgLat, "max_latency": f.maxLat, "min_latency": f.minLat,
+			"num_alive_client_connections": f.connections, "auth_failed_count": f.authFailed,
 			"non_mtlsremote_conn_count": 0, "non_mtlslocal_conn_count": 0,
 		},
 		"client_response": buffers,
-		"node_count":      s.nodeCount(),
+		"node_count":      f.nodes,
 	}
-	if s.node.IsLeader() && s.node.IsClustered() {
-		sizes := s.node.ProposalSizes()
-		out["proposal_stats"] = map[string]any{"last_buffer_size": sizes.Last, "min_buffer_size": sizes.Min, "max_buffer_size": sizes.Max}
+	if f.leads {
+		out["proposal_stats"] = map[string]any{"last_buffer_size": f.proposals.Last, "min_buffer_size": f.proposals.Min, "max_buffer_size": f.proposals.Max}
 	}
 	if withConns {
-		out["connections"] = s.adminConns(false, true)
-		out["secure_connections"] = s.adminConns(true, true)
+		conns := s.connFacts()
+		out["connections"] = adminConns(conns, false, true)
+		out["secure_connections"] = adminConns(conns, true, true)
 	}
 	return out
 }
@@ -216,12 +208,11 @@ func (s *Server) adminMonitor() map[string]any {
 }
 
 func (s *Server) adminConf() map[string]any {
-	dir, _ := filepath.Abs(s.cfg.DataDir)
-	logDir, _ := filepath.Abs(s.logDir())
-	return map[string]any{"client_port": s.cfg.ClientPort, "data_dir": dir, "data_log_dir": logDir,
-		"tick_time": s.cfg.TickTime.Milliseconds(), "max_client_cnxns": s.cfg.MaxClientCnxns,
-		"min_session_timeout": s.cfg.MinTimeout().Milliseconds(), "max_session_timeout": s.cfg.MaxTimeout().Milliseconds(),
-		"server_id": s.serverID(), "client_port_listen_backlog": -1}
+	f := s.confFacts()
+	return map[string]any{"client_port": f.clientPort, "data_dir": f.dirs.dataDir, "data_log_dir": f.dirs.logDir,
+		"tick_time": f.tickTime, "max_client_cnxns": f.maxClientCnxns,
+		"min_session_timeout": f.minTimeout, "max_session_timeout": f.maxTimeout,
+		"server_id": f.serverID, "client_port_listen_backlog": -1}
 }
 
 // adminConns lists the connections of the client port (secure false) or of the secure
@@ -229,19 +220,22 @@ func (s *Server) adminConf() map[string]any {
 // ServerCnxn.getConnectionInfo does: brief (stats) the address, interest ops, queue
 // and packet counts; else also the session's figures, its id and the time it was
 // established (ms since the epoch) as numbers.
-func (s *Server) adminConns(secure, brief bool) []any {
+func adminConns(conns []connFacts, secure, brief bool) []any {
 	out := []any{}
-	for _, c := range s.connList() {
+	for _, c := range conns {
 		if c.secure != secure {
 			continue
 		}
 		m := map[string]any{
-			"remote_socket_address": c.nc.RemoteAddr().String(), "interest_ops": 1,
-			"outstanding_requests": c.outstanding(), "packets_received": c.recv.Load(), "packets_sent": c.sent.Load(),
+			"remote_socket_address": c.addr, "interest_ops": 1,
+			"outstanding_requests": c.queued, "packets_received": c.recv, "packets_sent": c.sent,
 		}
 		if !brief {
-			m["session_id"], m["session_timeout"], m["established"] = c.sessionID(), c.timeout, c.started.UnixMilli()
-			c.stats.admin(m)
+			f := c.figures
+			m["session_id"], m["session_timeout"], m["established"] = c.sid, c.timeout, c.started.UnixMilli()
+			m["last_operation"], m["last_cxid"], m["last_zxid"] = f.lastOp, f.lastCxid, f.lastZxid
+			m["last_response_time"], m["last_latency"] = f.lastResp, f.lastLat
+			m["min_latency"], m["avg_latency"], m["max_latency"] = f.minLat, f.avgLat, f.maxLat
 		}
 		out = append(out, m)
 	}
@@ -257,49 +251,34 @@ func (s *Server) adminEnvi() map[string]any {
 }
 
 func (s *Server) adminDump() map[string]any {
-	var eph map[int64][]string
-	var sessions []session.Session
-	s.node.FSM.Read(func(t *datatree.Tree, st *session.Table) {
-		eph = t.EphemeralSessions()
-		sessions = st.All()
-	})
+	f := s.dumpFacts()
 	byExpiry := map[string]any{}
-	if len(sessions) > 0 {
+	if len(f.sessions) > 0 {
 		ids := []any{}
-		for _, ss := range sessions {
+		for _, ss := range f.sessions {
 			ids = append(ids, ss.ID)
 		}
 		byExpiry["0"] = ids // zkraft keeps deadlines on the leader only
 	}
 	ephemerals := map[string]any{}
-	for id, paths := range eph {
-		sort.Strings(paths)
-		ephemerals[strconv.FormatInt(id, 10)] = paths
+	for _, e := range f.ephemerals {
+		ephemerals[strconv.FormatInt(e.sid, 10)] = e.paths
 	}
 	return map[string]any{"expiry_time_to_session_ids": byExpiry, "session_id_to_ephemeral_paths": ephemerals}
 }
 
 func (s *Server) adminWatches() map[string]any {
 	out := map[string]any{}
-	for _, c := range s.connList() {
-		if paths := s.node.FSM.Watches.PathsOf(c); len(paths) > 0 {
-			out[strconv.FormatInt(c.sessionID(), 10)] = paths
-		}
+	for _, w := range s.watchesBySession() {
+		out[strconv.FormatInt(w.sid, 10)] = w.paths
 	}
 	return map[string]any{"session_id_to_watched_paths": out}
 }
 
 func (s *Server) adminWatchesByPath() map[string]any {
 	out := map[string]any{}
-	reg := s.node.FSM.Watches
-	for _, p := range reg.WatchedPaths() {
-		ids := []int64{}
-		for _, w := range reg.Watchers(p) {
-			if c, ok := w.(*conn); ok {
-				ids = append(ids, c.sessionID())
-			}
-		}
-		out[p] = ids
+	for _, w := range s.watchesByPath() {
+		out[w.path] = w.sids
 	}
 	return map[string]any{"path_to_session_ids": out}
 }
@@ -386,10 +365,15 @@ func (s *Server) adminZabState() map[string]any {
 	return out
 }
 
+// adminLastSnapshot is ZooKeeper's last_snapshot: the newest snapshot's zxid and when
+// it was written (its file's modification time, in seconds). ZooKeeper takes one at
+// every start; zkraft takes none, so before its first it answers zxid 0 and its start.
 func (s *Server) adminLastSnapshot() map[string]any {
-	st := s.node.Stats()
-	idx, _ := strconv.ParseInt(st["last_snapshot_index"], 10, 64)
-	return map[string]any{"zxid": fmt.Sprintf("%x", idx), "timestamp": time.Now().Unix()}
+	zxid, written, ok := s.node.LastSnapshot()
+	if !ok {
+		zxid, written = 0, s.start
+	}
+	return map[string]any{"zxid": fmt.Sprintf("%x", zxid), "timestamp": written.Unix()}
 }
 
 // startAdmin starts the admin and metrics listeners the config asks for.

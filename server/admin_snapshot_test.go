@@ -75,7 +75,7 @@ func TestAdminSnapshotNeedsAuthentication(t *testing.T) {
 	var zxid int64
 	fmt.Sscanf(hdr.Get("last_zxid"), "0x%x", &zxid)
 	os.WriteFile(filepath.Join(dir, persistence.SnapshotFileName(zxid)), body, 0o644)
-	st, err := persistence.ReadZooKeeper(filepath.Dir(dir))
+	st, err := persistence.ReadZooKeeper(filepath.Dir(dir), "")
 	if err != nil {
 		t.Fatal(err)
 	}

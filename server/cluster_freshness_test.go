@@ -213,9 +213,10 @@ func partyStale(t *testing.T, system string, pairs []memberPair) int {
 // count in the same run, and never less than 3 %. It catches a systematic lag, not a
 // small difference. On a loaded 2-core machine ZooKeeper's lists were stale about 0.2 %
 // (leader to follower) and 0.6 % (follower to follower) of the time, and zkraft's about
-// 0.9 % and 0.7 %: its commit notice leaves the leader after the leader applied the
-// entry, where ZooKeeper's COMMIT leaves before. A zkraft member that applied a noticed
-// commit only once its own fsync returned showed about 7 % and 3.5 % (37 of 800).
+// 0.9 % and 0.7 %, when its commit notice still left the leader after the leader applied
+// the entry (it leaves before now, as ZooKeeper's COMMIT does). A zkraft member that
+// applied a noticed commit only once its own fsync returned showed about 7 % and 3.5 %
+// (37 of 800).
 func staleBound(zookeeper int, ran bool) int {
 	floor := 3 * 2 * 2 * partyRounds / 100
 	if ran && 2*zookeeper > floor {

@@ -50,6 +50,11 @@ func TestReadOnlyMemberServesReadOnlyClients(t *testing.T) {
 			t.Fatalf("create %s: %d", p, h.Err)
 		}
 	}
+	eph := dial(t, tc.addr(tc.leader()))
+	eph.connect(0, nil)
+	if h := eph.call(jute.OpCreate, &jute.CreateRequest{Path: "/eph", Acl: openACL, Flags: jute.FlagEphemeral}, nil); h.Err != 0 {
+		t.Fatalf("create /eph: %d", h.Err)
+	}
 	tc.converge()
 	f := tc.follower()
 	addr, srv := tc.addr(f), tc.servers[f]
@@ -121,21 +126,25 @@ func TestReadOnlyMemberServesReadOnlyClients(t *testing.T) {
 	}
 
 	// Refused without an answer: a read-write client, an old client without the flag, a
-	// global session, a client that has seen more than this member has.
+	// global session that owns an ephemeral, a client that has seen more than this member
+	// has.
 	plain := jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}, HasReadOnly: true}
 	old := jute.Connect{ConnectRequest: plain.ConnectRequest}
 	ahead := readOnlyConnect(0, nil)
 	ahead.LastZxidSeen = zxid + 1
 	for name, req := range map[string]jute.Connect{"read-write client": plain, "old client": old,
-		"global session": readOnlyConnect(w.sid, w.pw), "client ahead": ahead} {
+		"global session with an ephemeral": readOnlyConnect(eph.sid, eph.pw), "client ahead": ahead} {
 		if resp := dial(t, addr).tryConnect(req); resp != nil {
 			t.Errorf("%s got an answer from a read-only member: %+v", name, resp)
 		}
 	}
-	// An unknown session is expired (the answer keeps the read-only flag).
-	if resp := dial(t, addr).tryConnect(readOnlyConnect(resp.SessionId+1000, nil)); resp == nil || resp.TimeOut != 0 ||
-		resp.SessionId != 0 || !resp.ReadOnly {
-		t.Fatalf("unknown session in read-only mode: %+v", resp)
+	// An unknown session, and a global one without ephemerals (ZooKeeper's local
+	// sessions), are expired (the answer keeps the read-only flag).
+	for name, req := range map[string]jute.Connect{"unknown session": readOnlyConnect(resp.SessionId+1000, nil),
+		"global session without ephemerals": readOnlyConnect(w.sid, w.pw)} {
+		if resp := dial(t, addr).tryConnect(req); resp == nil || resp.TimeOut != 0 || resp.SessionId != 0 || !resp.ReadOnly {
+			t.Fatalf("%s in read-only mode: %+v", name, resp)
+		}
 	}
 	// The local session can be reattached here with its password; the connection it
 	// left is closed. Once closed, it is gone.

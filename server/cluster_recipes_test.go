@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -41,22 +40,9 @@ func TestCuratorRecipesThroughMemberKills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "java", "-cp", classes+":"+cp, "CuratorRecipesFailover", c.ConnectString(), c.Members[l].Addr)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, sc, stderr := startPiped(t, cmd)
 	var out strings.Builder
 	leaderKilled := -1
-	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(&out, line)

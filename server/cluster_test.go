@@ -293,6 +293,32 @@ func TestClusterWholeRestartKeepsData(t *testing.T) {
 	}
 }
 
+// A member started while too few of its peers are up stays up and refuses clients until
+// they come, as a ZooKeeper 3.8 member keeps looking for its leader (checked: alone for
+// 75 s, it stays up, LOOKING). zkraft's Start failed after its wait for a first leader
+// ("quorum: no leader elected in time"), so the process exited a minute after start when
+// members were started one by one.
+func TestMemberStartedAloneWaitsForItsPeers(t *testing.T) {
+	defer func(d time.Duration) { firstLeaderWait = d }(firstLeaderWait)
+	firstLeaderWait = time.Second
+	tc := newTestCluster(t, 3)
+	tc.stopAll()
+	tc.start(0)
+	if out := askFourLetter(t, tc.addr(0), "srvr"); !strings.Contains(out, notServing) {
+		t.Fatalf("srvr of a member without a leader: %q", out)
+	}
+	tc.start(1, 2)
+	tc.leader()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if out := askFourLetter(t, tc.addr(0), "srvr"); strings.Contains(out, "Mode: ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the member started first does not serve once its peers are up")
+		}
+	}
+}
+
 // A session whose client went silent is expired by the new leader after the old one
 // died: expiry is a leader duty that survives failover, and its ephemerals go.
 func TestClusterSessionExpiryWithLeaderGone(t *testing.T) {

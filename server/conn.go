@@ -576,6 +576,22 @@ func writeFrames(nc net.Conn, bufs *net.Buffers) (int64, error) {
 	return bufs.WriteTo(nc)
 }
 
+// writeAll writes bufs whole. Each write that makes progress gets a fresh deadline: a
+// slow reader is served, one that reads nothing for writeDeadline is left (the error).
+func writeAll(nc net.Conn, bufs *net.Buffers) error {
+	for len(*bufs) > 0 {
+		nc.SetWriteDeadline(time.Now().Add(writeDeadline))
+		n, err := writeFrames(nc, bufs)
+		if err != nil && (n == 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
+			return err
+		}
+		if n == 0 && err == nil { // nothing left to write but empty buffers
+			return nil
+		}
+	}
+	return nil
+}
+
 // writeLoop writes everything queued with one writev each time it wakes.
 func (c *conn) writeLoop() {
 	for {
@@ -601,15 +617,10 @@ func (c *conn) writeQueued() bool {
 		for _, f := range frames {
 			c.wbufs = append(c.wbufs, *f)
 		}
-		// Each write that makes progress gets a fresh deadline: a slow reader is
-		// served, one that reads nothing for writeDeadline is closed.
-		for c.wb = c.wbufs; len(c.wb) > 0; {
-			c.nc.SetWriteDeadline(time.Now().Add(writeDeadline))
-			n, err := writeFrames(c.nc, &c.wb)
-			if err != nil && (n == 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
-				c.close(writeReason(err))
-				return false
-			}
+		c.wb = c.wbufs
+		if err := writeAll(c.nc, &c.wb); err != nil {
+			c.close(writeReason(err))
+			return false
 		}
 		c.sent.Add(int64(len(frames)))
 		c.srv.stats.sent.Add(int64(len(frames)))

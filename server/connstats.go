@@ -1,9 +1,7 @@
 package server
 
 import (
-	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
@@ -113,26 +111,20 @@ func (s *connStats) latencies() (minLat, avgLat, maxLat int64) {
 	return s.minLat, s.total / s.count, s.maxLat
 }
 
-// describeSession appends what ZooKeeper's cons prints after sent= for a connection with
-// a session: from sid to maxlat.
-func (s *connStats) describeSession(b *strings.Builder, sid int64, est time.Time, timeout int32) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fmt.Fprintf(b, ",sid=0x%x,lop=%s,est=%d,to=%d", sid, s.lastOp, est.UnixMilli(), timeout)
-	if s.lastCxid >= 0 {
-		fmt.Fprintf(b, ",lcxid=0x%x", s.lastCxid)
-	}
-	minLat, avgLat, maxLat := s.latencies()
-	fmt.Fprintf(b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
-		uint64(s.lastZxid), s.lastResp, s.lastLat, minLat, avgLat, maxLat)
+// connFigures are a connection's figures at one moment, as cons and the AdminServer's
+// connections show them (ServerCnxn.getConnectionInfo).
+type connFigures struct {
+	lastOp                 string
+	lastCxid               int64 // -1 until a request with a non-negative xid
+	lastZxid               int64
+	lastResp, lastLat      int64
+	minLat, avgLat, maxLat int64
 }
 
-// admin adds the AdminServer's connection keys (ServerCnxn.getConnectionInfo).
-func (s *connStats) admin(m map[string]any) {
+func (s *connStats) figures() connFigures {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	minLat, avgLat, maxLat := s.latencies()
-	m["last_operation"], m["last_cxid"], m["last_zxid"] = s.lastOp, s.lastCxid, s.lastZxid
-	m["last_response_time"], m["last_latency"] = s.lastResp, s.lastLat
-	m["min_latency"], m["avg_latency"], m["max_latency"] = minLat, avgLat, maxLat
+	f := connFigures{lastOp: s.lastOp, lastCxid: s.lastCxid, lastZxid: s.lastZxid, lastResp: s.lastResp, lastLat: s.lastLat}
+	f.minLat, f.avgLat, f.maxLat = s.latencies()
+	return f
 }

@@ -17,7 +17,7 @@ import (
 func TestConnStatsFollowZooKeeper(t *testing.T) {
 	line := func(s *connStats) string {
 		var b strings.Builder
-		s.describeSession(&b, 0x1a2b, time.UnixMilli(1234), 6000)
+		connFacts{sid: 0x1a2b, started: time.UnixMilli(1234), timeout: 6000, figures: s.figures()}.describeSession(&b)
 		out := regexp.MustCompile(`lresp=\d+`).ReplaceAllString(b.String(), "lresp=<t>")
 		// A request answered at once may still cross a tick of the ms clock: 0 or 1.
 		return regexp.MustCompile(`(llat|minlat|avglat|maxlat)=[01]\b`).ReplaceAllString(out, "$1=0")

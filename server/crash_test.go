@@ -150,12 +150,7 @@ func TestCrashWholeClusterKeepsAcknowledgedWrites(t *testing.T) {
 			m.Kill()
 		}
 		w.finish()
-		for _, m := range c.Members {
-			if err := m.Restart(false); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := c.AwaitServing(60 * time.Second); err != nil {
+		if err := c.Restart(60 * time.Second); err != nil {
 			t.Fatal(err)
 		}
 	}

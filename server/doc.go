@@ -1,7 +1,8 @@
 // Package server owns the client side of zkraft: the TCP listener, one connection per
 // client (reader, processor, responder and writer goroutines), the connect handshake,
 // request dispatch, reads under the state machine's read lock, authentication, the
-// four-letter words, and read-only mode (a member without a quorum serving read-only
+// four-letter words, the AdminServer and /metrics (three renderers of the facts
+// facts.go gathers), and read-only mode (a member without a quorum serving read-only
 // clients).
 //
 // It imports everything below it (quorum, datatree, watch, session, jute) and is

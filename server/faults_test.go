@@ -310,12 +310,7 @@ func TestFaultWholeClusterRestart(t *testing.T) {
 		m.Kill()
 	}
 	gone.Close() // its close cannot reach anyone: the session must expire
-	for _, m := range c.Members {
-		if err := m.Restart(false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := c.AwaitServing(60 * time.Second); err != nil {
+	if err := c.Restart(60 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	var name string
@@ -941,12 +936,7 @@ func TestFaultWholeClusterGracefulStop(t *testing.T) {
 		}
 	}
 	t.Logf("all members exited %v after SIGTERM", time.Since(start))
-	for _, m := range c.Members {
-		if err := m.Restart(false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := c.AwaitServing(60 * time.Second); err != nil {
+	if err := c.Restart(60 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range c.Members {

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"regexp"
@@ -415,6 +416,42 @@ func TestSetTraceMaskOutsideTheWhitelist(t *testing.T) {
 	}
 	if us != zk {
 		t.Errorf("stmk outside the whitelist, then gtmk: zkraft %q, ZooKeeper %q", us, zk)
+	}
+}
+
+// ZooKeeper reads stmk's mask with one read of what has arrived with the word
+// (NIOServerCnxn.checkFourLetterWord); fewer than 8 bytes fail that read's getLong, and
+// the worker closes the connection at once, unanswered, the mask unchanged. zkraft
+// waited 5 s for the rest of the mask.
+func TestShortTraceMaskMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
+		s, err := start(ztest.Options{Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		var out []string
+		for _, word := range []string{"stmk", "stmk\x00\x00\x00\x01"} {
+			nc, err := net.Dial("tcp", s.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nc.SetDeadline(time.Now().Add(2 * time.Second))
+			nc.Write([]byte(word))
+			answer, err := io.ReadAll(nc)
+			nc.Close()
+			if err != nil {
+				out = append(out, fmt.Sprintf("%q: no answer nor close within 2 s", word))
+			} else {
+				out = append(out, fmt.Sprintf("%q: %q, closed", word, answer))
+			}
+		}
+		return append(out, "gtmk: "+askFourLetter(t, s.Addr, "gtmk"))
+	}
+	zk, us := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	if strings.Join(us, "\n") != strings.Join(zk, "\n") {
+		t.Errorf("stmk with a short mask:\nzkraft    %q\nzookeeper %q", us, zk)
 	}
 }
 

@@ -33,18 +33,8 @@ var multiReadCases = []struct {
 // the bytes after the header, in hex.
 func multiReadReply(c *rawClient, ops []jute.MultiOp) string {
 	c.t.Helper()
-	xid := c.send(jute.OpMultiRead, &jute.MultiRequest{Ops: ops})
-	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	d := jute.NewDecoder(b)
-	var h jute.ReplyHeader
-	h.Decode(d)
-	if h.Xid != xid {
-		c.t.Fatalf("reply xid %d, want %d", h.Xid, xid)
-	}
-	return fmt.Sprintf("err=%d body=%x", h.Err, b[len(b)-d.Remaining():])
+	h, body := c.reply(c.send(jute.OpMultiRead, &jute.MultiRequest{Ops: ops}))
+	return fmt.Sprintf("err=%d body=%x", h.Err, body)
 }
 
 // A multiRead of writes alone is answered MarshallingError followed by an empty

@@ -258,17 +258,28 @@ func drainEvents(c *rawClient) []string {
 	if _, err := c.nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing})); err != nil {
 		return []string{"closed"}
 	}
+	out, _, err := eventsBeforeReply(c)
+	if err != nil {
+		return append(out, "closed")
+	}
+	return out
+}
+
+// eventsBeforeReply reads frames up to the next one that is not a notification and
+// returns the events before it ("type:path") and its header, or the error that ended
+// the connection.
+func eventsBeforeReply(c *rawClient) ([]string, jute.ReplyHeader, error) {
 	var out []string
 	for {
 		b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
 		if err != nil {
-			return append(out, "closed")
+			return out, jute.ReplyHeader{}, err
 		}
 		d := jute.NewDecoder(b)
 		var h jute.ReplyHeader
 		h.Decode(d)
 		if h.Xid != jute.XidNotification {
-			return out
+			return out, h, nil
 		}
 		var ev jute.WatcherEvent
 		ev.Decode(d)

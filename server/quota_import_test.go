@@ -50,7 +50,7 @@ func TestZooKeeperQuotaImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	st, err := persistence.ReadZooKeeper(srv.DataDir)
+	st, err := persistence.ReadZooKeeper(srv.DataDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,12 @@ import (
 //
 //   - Only a ConnectRequest with readOnly=true gets a session; any other connection is
 //     closed without an answer (ZooKeeper's NOT_READ_ONLY_CLIENT), as is a client that has
-//     seen a newer zxid, or one that reattaches a session of the replicated table (a
-//     global session: RENEW_GLOBAL_SESSION_IN_RO_MODE).
+//     seen a newer zxid, or one that reattaches a replicated session owning ephemerals
+//     (what ZooKeeper's local sessions become when they create one, a global session:
+//     RENEW_GLOBAL_SESSION_IN_RO_MODE). A replicated session owning none is answered as
+//     expired, as ZooKeeper answers its local sessions, the only kind it has without
+//     localSessionsUpgradingEnabled: a read-only client that was connected before the
+//     cut then opens a read-only session instead of knocking forever.
 //   - A new session is local: an id from this member's generator and a password, kept in
 //     this server's memory only (nothing can be proposed). The client may reattach it here
 //     with its password while read-only mode lasts; anywhere else it is unknown, so expired.
@@ -167,9 +171,12 @@ func (c *conn) readOnlyHandshake(req *jute.Connect) bool {
 	if req.SessionId == 0 {
 		resp.SessionId, resp.Passwd = c.srv.newSessionID(), newPassword()
 	} else {
-		global := false
-		c.srv.node.FSM.Read(func(_ *datatree.Tree, t *session.Table) { _, global = t.Get(req.SessionId) })
-		if global {
+		holds := false
+		c.srv.node.FSM.Read(func(tr *datatree.Tree, t *session.Table) {
+			_, global := t.Get(req.SessionId)
+			holds = global && len(tr.Ephemerals(req.SessionId, "")) > 0
+		})
+		if holds {
 			c.srv.log.Info("refusing to reattach a global session in read-only mode", "client", client,
 				"session", fmt.Sprintf("0x%x", req.SessionId))
 			return false

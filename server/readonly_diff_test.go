@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,12 +14,14 @@ import (
 
 // readOnlyOptions configure read-only mode as ZooKeeper 3.8 needs it: the system property,
 // and local sessions (without them, since ZOOKEEPER-3863, its read-only server answers a
-// read-only ConnectRequest with a NotReadOnly reply header that no client can parse).
-// zkraft reads the property from JVMFLAGS and warns that localSessionsEnabled is not
-// supported.
+// read-only ConnectRequest with a NotReadOnly reply header that no client can parse),
+// which become global when they create an ephemeral (without that, such a create is
+// EphemeralOnLocalSession).
+// zkraft reads the property from JVMFLAGS and warns that the two local session keys are
+// not supported.
 func readOnlyOptions(t *testing.T) ztest.Options {
 	return ztest.Options{Logf: t.Logf, JVMFlags: []string{"-Dreadonlymode.enabled=true"},
-		ExtraConfig: map[string]string{"localSessionsEnabled": "true"}}
+		ExtraConfig: map[string]string{"localSessionsEnabled": "true", "localSessionsUpgradingEnabled": "true"}}
 }
 
 // A 3-member ZooKeeper 3.8 ensemble and a 3-process zkraft cluster, both with read-only
@@ -59,6 +63,13 @@ func readOnlyTranscript(t *testing.T, name string, start func(int, ztest.Options
 	if h := r.call(jute.OpSync, &jute.SyncRequest{Path: "/ro"}, &jute.SyncResponse{}); h.Err != 0 {
 		t.Fatalf("%s: sync on the survivor: %d", name, h.Err)
 	}
+	e := dial(t, addr)
+	e.connect(0, nil)
+	if h := e.call(jute.OpCreate, &jute.CreateRequest{Path: "/roe", Acl: openACL, Flags: jute.FlagEphemeral}, nil); h.Err != 0 {
+		t.Fatalf("%s: create an ephemeral: %d", name, h.Err)
+	}
+	e.nc.Close()
+	kazoo := startKazooAcrossCut(t, addr, "/ro")
 	zxid := r.call(jute.OpExists, &jute.ExistsRequest{Path: "/ro"}, &jute.ExistsResponse{}).Zxid
 	w.nc.Close()
 	r.nc.Close()
@@ -87,6 +98,27 @@ func readOnlyTranscript(t *testing.T, name string, start func(int, ztest.Options
 	say("create: err=%d", ro.call(jute.OpCreate, &jute.CreateRequest{Path: "/x", Acl: openACL}, nil).Err)
 	say("setData: err=%d", ro.call(jute.OpSetData, &jute.SetDataRequest{Path: "/ro", Version: -1}, nil).Err)
 	say("sync: err=%d", ro.call(jute.OpSync, &jute.SyncRequest{Path: "/"}, nil).Err)
+	for _, op := range []struct {
+		op  int32
+		req jute.Record
+	}{{jute.OpGetChildren, &jute.GetChildrenRequest{Path: "/", Watch: true}}, {jute.OpGetEphemerals, &jute.GetEphemeralsRequest{PrefixPath: "/"}},
+		{jute.OpAddWatch, &jute.AddWatchRequest{Path: "/ro", Mode: jute.AddWatchPersistent}},
+		{jute.OpCheckWatches, &jute.CheckWatchesRequest{Path: "/", Type: jute.WatcherChildren}},
+		{jute.OpRemoveWatches, &jute.RemoveWatchesRequest{Path: "/ro", Type: jute.WatcherAny}},
+		{jute.OpMultiRead, &jute.MultiRequest{Ops: []jute.MultiOp{{Type: jute.OpGetData, Req: &jute.GetDataRequest{Path: "/ro"}}}}}} {
+		say("op %d: err=%d", op.op, ro.call(op.op, op.req, nil).Err)
+	}
+	ended := dial(t, addr)
+	if c := ended.tryConnect(readOnlyConnect(0, nil)); c == nil {
+		t.Fatalf("%s: no second read-only session", name)
+	}
+	h = ended.call(jute.OpCloseSession, nil, nil)
+	say("closeSession of a read-only session: err=%d zxid is the last seen: %v, then %s", h.Err, h.Zxid == zxid, afterReply(ended))
+	if e := dial(t, addr).tryConnect(readOnlyConnect(ended.sid, ended.pw)); e != nil {
+		say("closed read-only session reattached: timeout=%d id=%d readOnly=%v", e.TimeOut, e.SessionId, e.ReadOnly)
+	} else {
+		say("closed read-only session reattached: closed")
+	}
 	say("isro: %s", askFourLetter(t, addr, "isro"))
 	for _, l := range strings.Split(askFourLetter(t, addr, "srvr"), "\n") {
 		if strings.HasPrefix(l, "READ-ONLY") || strings.HasPrefix(l, "Mode:") {
@@ -105,9 +137,25 @@ func readOnlyTranscript(t *testing.T, name string, start func(int, ztest.Options
 	} else {
 		say("unknown session: closed")
 	}
+	for _, s := range []struct {
+		what string
+		c    *rawClient
+	}{{"read-write session", r}, {"read-write session owning an ephemeral", e}} {
+		seen := readOnlyConnect(s.c.sid, s.c.pw)
+		seen.LastZxidSeen = zxid
+		if a := dial(t, addr).tryConnect(seen); a != nil {
+			say("%s reattached read-only: timeout=%d id=%d readOnly=%v", s.what, a.TimeOut, a.SessionId, a.ReadOnly)
+		} else {
+			say("%s reattached read-only: closed", s.what)
+		}
+	}
+	for _, l := range kazoo() {
+		say("kazoo across the cut: %s", l)
+	}
 	for _, l := range strings.Split(strings.TrimSpace(run(t, time.Minute, systemPy, "testdata/kazoo_readonly.py", addr, "/ro")), "\n") {
 		say("kazoo: %s", l)
 	}
+	cli := startZkCliReadOnly(t, addr, "get -w /ro", "ls /", "create /x y", "set /ro z", "sync /", "delete /ro")
 
 	for i, m := range c.Members {
 		if i != survivor {
@@ -120,9 +168,83 @@ func readOnlyTranscript(t *testing.T, name string, start func(int, ztest.Options
 	_, err = jute.ReadFrame(ro.br, nil, jute.DefaultMaxBuffer)
 	say("read-only client once the quorum is back: closed=%v", err != nil && !isTimeout(err))
 	awaitFourLetter(t, addr, "isro", "rw", 60*time.Second)
+	for _, l := range kazoo() {
+		say("kazoo across the quorum's return: %s", l)
+	}
 	back := dial(t, addr)
 	if r := back.tryConnect(readOnlyConnect(0, nil)); r != nil {
 		say("read-only client of the read-write member: readOnly=%v", r.ReadOnly)
 	}
+	// zkCli's Java client has only seen a read-only member: it comes back without a
+	// session id and gets a read-write session.
+	time.Sleep(3 * time.Second)
+	for _, l := range cli("get /ro", "create /x y", "quit") {
+		say("zkCli -r: %s", l)
+	}
 	return out
+}
+
+// startZkCliReadOnly starts `zkCli.sh -r` (a read-only capable Java client) on addr and
+// runs commands, a second apart; the function returned runs more, then waits for it to
+// end and returns its output, stdout then stderr, as normalizeCli makes it comparable.
+func startZkCliReadOnly(t *testing.T, addr string, commands ...string) func(...string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := exec.CommandContext(ctx, zkCli, "-r", "-server", addr)
+	stdin, sc, stderr := startPiped(t, cmd)
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	var stdout []string
+	done := make(chan struct{})
+	go func() {
+		for sc.Scan() {
+			stdout = append(stdout, sc.Text())
+		}
+		close(done)
+	}()
+	send := func(commands []string) {
+		for _, l := range commands {
+			fmt.Fprintln(stdin, l)
+			time.Sleep(time.Second)
+		}
+	}
+	send(commands)
+	return func(more ...string) []string {
+		send(more)
+		stdin.Close()
+		<-done
+		cmd.Wait()
+		return normalizeCli(strings.Join(stdout, "\n") + "\n" + stderr.String())
+	}
+}
+
+// startKazooAcrossCut starts testdata/kazoo_readonly_partition.py, a read-only capable
+// kazoo client connected to addr while it has a quorum, and returns once it asks for the
+// cut. Each call of the function returned lets it go on (after the cut, after the quorum
+// is back) and returns what it printed until it asks for the next step or ends.
+func startKazooAcrossCut(t *testing.T, addr, path string) func() []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	cmd := exec.CommandContext(ctx, systemPy, "testdata/kazoo_readonly_partition.py", addr, path)
+	stdin, sc, stderr := startPiped(t, cmd)
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	upTo := func() []string {
+		var lines []string
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "@") {
+				return lines
+			}
+			lines = append(lines, sc.Text())
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("kazoo: %v\n%s\n%s", err, strings.Join(lines, "\n"), stderr.String())
+		}
+		return lines
+	}
+	first := upTo()
+	return func() []string {
+		fmt.Fprintln(stdin, "go")
+		lines := append(first, upTo()...)
+		first = nil
+		return lines
+	}
 }

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +46,26 @@ func run(t *testing.T, timeout time.Duration, name string, args ...string) strin
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// startPiped starts cmd with a pipe to its stdin and a scanner of its stdout; its stderr
+// is collected.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, *bufio.Scanner, *strings.Builder) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, bufio.NewScanner(stdout), stderr
 }
 
 // smokeTargets are the servers the client smoke tests run against: a standalone server

@@ -132,7 +132,7 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	wait, limit := node.WaitLeader, 60*time.Second
+	wait, limit := node.WaitLeader, firstLeaderWait
 	if len(s.cfg.Servers) > 0 {
 		// A member serves once the cluster has a leader; the others may still be starting.
 		wait = node.WaitForLeader
@@ -143,10 +143,16 @@ func (s *Server) Start() error {
 		}
 	}
 	err = wait(limit)
-	readOnly := err != nil && len(s.cfg.Servers) > 0 && s.cfg.ReadOnlyMode
-	if err != nil && !readOnly {
+	member := len(s.cfg.Servers) > 0
+	readOnly := err != nil && member && s.cfg.ReadOnlyMode
+	switch {
+	case err != nil && !member:
 		node.Close()
 		return err
+	case err != nil && !readOnly:
+		// As a ZooKeeper member looking for its leader: it stays up, refusing clients
+		// (handshake.go), until enough members are up to elect one.
+		s.log.Warn("no leader yet: clients are refused until the members elect one", "waited", limit)
 	}
 	s.mu.Lock()
 	s.node = node
@@ -197,6 +203,10 @@ func (s *Server) Start() error {
 	return nil
 }
 
+// firstLeaderWait is how long Start waits for the first leader before it serves: a
+// standalone server fails after it, a cluster member goes on without one.
+var firstLeaderWait = 60 * time.Second
+
 // Shutdown stops the server the way SIGTERM should: a leader first hands leadership to
 // another member (so the cluster does not wait out an election), then the clients are
 // disconnected (they move to other members, as from a ZooKeeper that stops) and the
@@ -211,6 +221,13 @@ func (s *Server) Shutdown() error {
 	}
 	return s.Close()
 }
+
+// LogFailed delivers the error of a failed write or fdatasync of the transaction log
+// (a full disk, an I/O error), after which the server takes no more writes. The server
+// must then stop, as ZooKeeper's does ("Severe unrecoverable error"), so that whatever
+// supervises it restarts it and the restart replays the log from disk. Call it after
+// Start.
+func (s *Server) LogFailed() <-chan error { return s.node.LogFailed() }
 
 // Snapshot writes a snapshot of the state now (and compacts the log behind it).
 func (s *Server) Snapshot() error { return s.node.TakeSnapshot() }
@@ -351,6 +368,22 @@ func javaHostAddress(ip net.IP, zone string) string {
 		s += "%" + zone
 	}
 	return s
+}
+
+// javaSocketAddress prints a client's address as ZooKeeper shows it in cons, stat and
+// dump (after a "/", InetSocketAddress.toString) and in the AdminServer (Jackson's
+// InetSocketAddressSerializer): its host address as Java prints it, bracketed when it is
+// IPv6 ("[0:0:0:0:0:0:0:1]:port"), then the port.
+func javaSocketAddress(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	host := javaHostAddress(ta.IP, ta.Zone)
+	if ta.IP.To4() == nil {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(ta.Port)
 }
 
 // removeConn forgets a closed connection.

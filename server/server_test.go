@@ -143,17 +143,8 @@ func (c *rawClient) ping() jute.ReplyHeader {
 // call sends one request and reads its reply, skipping no notifications.
 func (c *rawClient) call(op int32, req, resp jute.Record) jute.ReplyHeader {
 	c.t.Helper()
-	xid := c.send(op, req)
-	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	d := jute.NewDecoder(b)
-	var h jute.ReplyHeader
-	h.Decode(d)
-	if h.Xid != xid {
-		c.t.Fatalf("reply xid %d, want %d", h.Xid, xid)
-	}
+	h, body := c.reply(c.send(op, req))
+	d := jute.NewDecoder(body)
 	if h.Err == 0 && resp != nil {
 		resp.Decode(d)
 	}
@@ -161,6 +152,25 @@ func (c *rawClient) call(op int32, req, resp jute.Record) jute.ReplyHeader {
 		c.t.Fatal(d.Err)
 	}
 	return h
+}
+
+// reply reads the next reply, which must answer xid, and returns its header and body.
+func (c *rawClient) reply(xid int32) (jute.ReplyHeader, []byte) {
+	c.t.Helper()
+	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	d := jute.NewDecoder(b)
+	var h jute.ReplyHeader
+	h.Decode(d)
+	if d.Err != nil {
+		c.t.Fatal(d.Err)
+	}
+	if h.Xid != xid {
+		c.t.Fatalf("reply xid %d, want %d", h.Xid, xid)
+	}
+	return h, b[len(b)-d.Remaining():]
 }
 
 var openACL = []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "world", Id: "anyone"}}}

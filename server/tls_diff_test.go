@@ -14,6 +14,19 @@ import (
 // startTLSServers starts ZooKeeper 3.8 and zkraft configured alike by f.serverOptions
 // (with extra keys, then changed by mods), each with a secure client port; it returns each server and its
 // secure address, keyed "zookeeper" and "zkraft".
+// compareSecure runs steps against ZooKeeper's secure port, then zkraft's, and compares
+// what they give line by line. A ZooKeeper run that sane (if not nil) refuses stops the
+// test: the reference went wrong, not zkraft.
+func compareSecure(t *testing.T, servers map[string][2]string, steps func(secure string) []string, sane func(want []string) bool) {
+	t.Helper()
+	want := steps(servers["zookeeper"][1])
+	if sane != nil && !sane(want) {
+		t.Fatalf("reference run:\n%s", strings.Join(want, "\n"))
+	}
+	t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
+	compareLines(t, want, steps(servers["zkraft"][1]))
+}
+
 func startTLSServers(t *testing.T, f *tlsFiles, extra map[string]string, mods ...func(*ztest.Options)) map[string][2]string {
 	t.Helper()
 	requireClient(t, "ZooKeeper 3.8, java and kazoo", ztest.Available() == nil)
@@ -172,9 +185,7 @@ func TestClientAuthModesMatchZooKeeper(t *testing.T) {
 				}
 				return lines
 			}
-			want := steps(servers["zookeeper"][1])
-			t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
-			compareLines(t, want, steps(servers["zkraft"][1]))
+			compareSecure(t, servers, steps, nil)
 		})
 	}
 }

@@ -230,7 +230,7 @@ func TestZooKeeperDataDirRoundTrip(t *testing.T) {
 	}
 	owner.Close()
 	c.Close()
-	st, err := persistence.ReadZooKeeper(srv.DataDir)
+	st, err := persistence.ReadZooKeeper(srv.DataDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,10 @@ var errExhausted = errors.New("out of prepared work")
 const (
 	sessionTimeout  = 15 * time.Second
 	connectTimeout  = 10 * time.Second
-	bulkBatch       = 100 // operations per multi in untimed preparation and cleanup
-	maxConsecErrors = 100 // a worker that fails this often in a row ends the cell
-	dataDirs        = 100 // the read data set: dataDirs dirs of dataChildren nodes each
+	bulkBatch       = 100       // operations per multi in untimed preparation and cleanup, at most
+	bulkBytes       = 512 << 10 // data per multi in untimed preparation, at most (jute.maxbuffer is 1 MiB)
+	maxConsecErrors = 100       // a worker that fails this often in a row ends the cell
+	dataDirs        = 100       // the read data set: dataDirs dirs of dataChildren nodes each
 	dataChildren    = 10
 )
 
@@ -451,7 +452,13 @@ type quietLogger struct{}
 
 func (quietLogger) Printf(string, ...any) {}
 
-// bulk applies ops in multis of bulkBatch, spread over the sessions, a few in flight per
+// batchFor is how many creates of value fit in one untimed multi: bulkBatch, or fewer
+// when their data would pass bulkBytes (one at least).
+func batchFor(value []byte) int {
+	return max(1, min(bulkBatch, bulkBytes/max(len(value), 1)))
+}
+
+// bulk applies ops in multis of up to bulkBatch (fewer when their data passes bulkBytes), spread over the sessions, a few in flight per
 // session. It is for untimed preparation and cleanup only.
 func bulk(conns []*zk.Conn, ops []any) error {
 	var (
@@ -474,12 +481,21 @@ func bulk(conns []*zk.Conn, ops []any) error {
 	return nil
 }
 
-// bulkWith cuts ops into batches of bulkBatch and calls apply for each, from a few
+// bulkWith cuts ops into batches as bulk says and calls apply for each, from a few
 // goroutines per session. It returns the number of batches.
 func bulkWith(conns []*zk.Conn, ops []any, apply func(conn *zk.Conn, batch []any)) int {
 	var batches [][]any
 	for len(ops) > 0 {
-		n := min(bulkBatch, len(ops))
+		n, size := 0, 0
+		for n < min(bulkBatch, len(ops)) {
+			if c, ok := ops[n].(*zk.CreateRequest); ok {
+				size += len(c.Data)
+			}
+			if n > 0 && size > bulkBytes {
+				break
+			}
+			n++
+		}
 		batches = append(batches, ops[:n])
 		ops = ops[n:]
 	}

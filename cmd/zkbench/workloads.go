@@ -197,7 +197,8 @@ func runDelete(c *cell) stats {
 	c.workers = c.newWorkers(len(c.conns))
 	prepFor := min(c.duration/2, 3*time.Second)
 	deadline := time.Now().Add(prepFor)
-	perWorker := max(maxPrepared/len(c.workers), bulkBatch)
+	batch := batchFor(c.b.value)
+	perWorker := max(maxPrepared/len(c.workers), batch)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -208,7 +209,7 @@ func runDelete(c *cell) stats {
 		go func() {
 			defer wg.Done()
 			for w.limit < perWorker && time.Now().Before(deadline) {
-				ops := make([]any, bulkBatch)
+				ops := make([]any, batch)
 				for i := range ops {
 					ops[i] = &zk.CreateRequest{Path: w.node(w.limit + i), Data: w.c.b.value, Acl: worldACL}
 				}
@@ -218,7 +219,7 @@ func runDelete(c *cell) stats {
 					mu.Unlock()
 					return
 				}
-				w.limit += bulkBatch
+				w.limit += batch
 			}
 		}()
 	}

@@ -53,6 +53,8 @@ var zooCfgProperties = map[string]string{
 	"zookeeper.admin.serverAddress":    "admin.serverAddress",
 	"zookeeper.admin.serverPort":       "admin.serverPort",
 	"zookeeper.admin.commandURL":       "admin.commandURL",
+	"zookeeper.snapCount":              "snapCount",
+	"zookeeper.preAllocSize":           "preAllocSize",
 }
 
 // jvmFlagsConfig turns the system properties zkraft knows in SERVER_JVMFLAGS and JVMFLAGS

@@ -250,17 +250,23 @@ func TestEnforceQuotaSettings(t *testing.T) {
 	}
 }
 
-// 4lw.commands.whitelist and the admin.* keys are also ZooKeeper's system properties
-// zookeeper.<key>, given as -D in JVMFLAGS.
+// 4lw.commands.whitelist, the admin.* keys, snapCount and preAllocSize are also
+// ZooKeeper's system properties zookeeper.<key>, given as -D in JVMFLAGS.
 func TestPrefixedSystemPropertiesAreZooCfgKeys(t *testing.T) {
 	cfg := server.DefaultConfig()
 	warnings, err := applyEnv(envOf(map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.4lw.commands.whitelist=ruok,conf " +
-		"-Dzookeeper.admin.enableServer=false -Dzookeeper.admin.serverPort=9999 -Dzookeeper.admin.serverAddress=127.0.0.2"}), &cfg)
+		"-Dzookeeper.admin.enableServer=false -Dzookeeper.admin.serverPort=9999 -Dzookeeper.admin.serverAddress=127.0.0.2 " +
+		"-Dzookeeper.snapCount=5000"}), &cfg)
 	if err != nil || len(warnings) > 0 {
 		t.Fatal(err, warnings)
 	}
 	if strings.Join(cfg.FourLetterWhitelist, ",") != "ruok,conf" || cfg.AdminEnabled || cfg.AdminPort != 9999 || cfg.AdminHost != "127.0.0.2" {
 		t.Fatalf("from SERVER_JVMFLAGS: whitelist %v, admin %v %s:%d", cfg.FourLetterWhitelist, cfg.AdminEnabled, cfg.AdminHost, cfg.AdminPort)
+	}
+	// ZooKeeper reads snapCount only as zookeeper.snapCount (ZooKeeperServer.getSnapCount);
+	// zkraft named -Dzookeeper.snapCount in a warning and ignored it.
+	if cfg.SnapCount != 5000 {
+		t.Fatalf("-Dzookeeper.snapCount=5000: snapCount %d", cfg.SnapCount)
 	}
 }
 

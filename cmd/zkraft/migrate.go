@@ -34,6 +34,7 @@ func serverConfig(configPath, dataDir string) (server.Config, error) {
 	if cfg.DataDir == "" {
 		return cfg, errors.New("give --data-dir or --config")
 	}
+	oneLineStandalone(&cfg)
 	return cfg, nil
 }
 
@@ -45,7 +46,12 @@ func storeFlags(cmd *cobra.Command, dataDir, configPath *string, what string) {
 
 // seed writes st as the first snapshot of cfg's new store and says what it did.
 func seed(cmd *cobra.Command, cfg server.Config, st *persistence.State, verb string) error {
-	qc := quorum.DefaultConfig(persistence.StoreDir(cfg.DataDir))
+	return seedInto(cmd, cfg, persistence.StoreDir(cfg.DataDir), st, verb)
+}
+
+// seedInto is seed with the store in dir.
+func seedInto(cmd *cobra.Command, cfg server.Config, dir string, st *persistence.State, verb string) error {
+	qc := quorum.DefaultConfig(dir)
 	qc.Peers = cfg.Servers
 	qc.SnapshotRetain = cfg.SnapRetainCount
 	if err := quorum.Seed(qc, st); err != nil {
@@ -57,22 +63,30 @@ func seed(cmd *cobra.Command, cfg server.Config, st *persistence.State, verb str
 }
 
 func newImportCommand() *cobra.Command {
-	var from, configPath, dataDir string
+	var from, fromLogs, configPath, dataDir string
 	cmd := &cobra.Command{
-		Use:   "import --from-zookeeper ZKDATADIR (--data-dir DIR | --config zoo.cfg)",
+		Use:   "import --from-zookeeper ZKDATADIR [--zookeeper-log-dir ZKLOGDIR] (--data-dir DIR | --config zoo.cfg)",
 		Short: "Seed a new zkraft data dir from an Apache ZooKeeper 3.x data dir",
 		Long: "Read a stopped ZooKeeper's data dir (its newest valid snapshot and the transaction logs\n" +
-			"after it) and seed a new zkraft data dir with the same tree, ACLs, stats, zxids and\n" +
-			"sessions (with the passwords ZooKeeper gave them, so clients can reconnect). For a\n" +
-			"cluster, import into every member's data dir with that member's zoo.cfg.",
+			"after it, in its dataLogDir if it had one) and seed a new zkraft data dir with the same\n" +
+			"tree, ACLs, stats, zxids and sessions (with the passwords ZooKeeper gave them, so clients\n" +
+			"can reconnect). For a cluster, import into every member's data dir with that member's\n" +
+			"zoo.cfg.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := serverConfig(configPath, dataDir)
 			if err != nil {
 				return err
 			}
-			zst, err := persistence.ReadZooKeeper(from)
+			zst, err := persistence.ReadZooKeeper(from, fromLogs)
 			if err != nil {
 				return err
+			}
+			if zst.LogFiles == 0 && fromLogs == "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: no transaction log (log.*) beside %s, so the state is that snapshot's "+
+					"(zxid 0x%x). That is all there is of a snapshot from the AdminServer's snapshot command or zkraft export; "+
+					"but if ZooKeeper kept its logs in a dataLogDir (the official image's /datalog), the writes after the "+
+					"snapshot are there: import into a new data dir again with --zookeeper-log-dir.\n",
+					zst.Snapshot, zst.LastZxid)
 			}
 			opts := datatree.Options{ExtendedTypes: cfg.ExtendedTypes}
 			st, err := zst.ToState(opts)
@@ -84,6 +98,7 @@ func newImportCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&from, "from-zookeeper", "", "the ZooKeeper data dir (holding version-2/)")
 	cmd.MarkFlagRequired("from-zookeeper")
+	cmd.Flags().StringVar(&fromLogs, "zookeeper-log-dir", "", "ZooKeeper's dataLogDir, if it kept its transaction logs apart from its data dir")
 	storeFlags(cmd, &dataDir, &configPath, "the new zkraft member's")
 	return cmd
 }
@@ -131,6 +146,10 @@ func newExportCommand() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "exported %d znodes and %d sessions at zxid 0x%x to %s\n",
 				len(zst.Nodes), len(zst.Sessions), zst.LastZxid, path)
+			if n := zst.TTLNodes(); n > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d TTL nodes: start ZooKeeper with -Dzookeeper.extendedTypesEnabled=true, "+
+					"or it takes them for ephemerals of a session that is gone and deletes them as it starts\n", n)
+			}
 			return nil
 		},
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,8 +12,8 @@ import (
 // quorumSSLKeys are ZooKeeper's keys of TLS between members. Each ssl.quorum.* key is
 // also taken as zookeeper.ssl.quorum.*, its Java system property (-D in JVMFLAGS).
 var quorumSSLKeys = map[string]func(c *server.Config, v string) error{
-	"sslQuorum":                                  boolKey(func(c *server.Config, b bool) { c.QuorumSSL.Enabled = b }),
-	"portUnification":                            boolKey(func(c *server.Config, b bool) { c.QuorumSSL.PortUnification = b }),
+	"sslQuorum":                                  configBool(func(c *server.Config, b bool) { c.QuorumSSL.Enabled = b }),
+	"portUnification":                            configBool(func(c *server.Config, b bool) { c.QuorumSSL.PortUnification = b }),
 	"ssl.quorum.keyStore.location":               stringKey(func(c *server.Config, v string) { c.QuorumSSL.KeyStoreLocation = v }),
 	"ssl.quorum.keyStore.password":               stringKey(func(c *server.Config, v string) { c.QuorumSSL.KeyStorePassword = v }),
 	"ssl.quorum.keyStore.passwordPath":           stringKey(func(c *server.Config, v string) { c.QuorumSSL.KeyStorePasswordPath = v }),
@@ -26,7 +25,7 @@ var quorumSSLKeys = map[string]func(c *server.Config, v string) error{
 	"ssl.quorum.protocol":                        stringKey(func(c *server.Config, v string) { c.QuorumSSL.Protocol = v }),
 	"ssl.quorum.enabledProtocols":                stringKey(func(c *server.Config, v string) { c.QuorumSSL.EnabledProtocols = commaList(v) }),
 	"ssl.quorum.ciphersuites":                    stringKey(func(c *server.Config, v string) { c.QuorumSSL.CipherSuites = commaList(v) }),
-	"ssl.quorum.hostnameVerification":            boolKey(func(c *server.Config, b bool) { c.QuorumSSL.HostnameVerification = b }),
+	"ssl.quorum.hostnameVerification":            propertyBool(func(c *server.Config, b bool) { c.QuorumSSL.HostnameVerification = b }),
 	"ssl.quorum.clientAuth":                      stringKey(func(c *server.Config, v string) { c.QuorumSSL.ClientAuth = v }),
 	"ssl.quorum.handshakeDetectionTimeoutMillis": msKey(func(c *server.Config, d time.Duration) { c.QuorumSSL.HandshakeTimeout = d }),
 	// Revocation checks and a custom SSLContext are not built: asking for them is an
@@ -56,14 +55,11 @@ func stringKey(set func(*server.Config, string)) func(*server.Config, string) er
 	return func(c *server.Config, v string) error { set(c, v); return nil }
 }
 
-// offOnly accepts a boolean key that is false.
+// offOnly accepts a boolean key that is off: ZooKeeper reads it with ZKConfig.getBoolean
+// (Boolean.parseBoolean), so anything but "true" is off.
 func offOnly(why string) func(*server.Config, string) error {
 	return func(_ *server.Config, v string) error {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("not a boolean: %q", v)
-		}
-		if on {
+		if strings.EqualFold(v, "true") {
 			return errors.New(why)
 		}
 		return nil

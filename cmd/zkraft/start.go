@@ -22,24 +22,34 @@ func newStartCommand() *cobra.Command {
 		flagCfg    = server.DefaultConfig()
 	)
 	cmd := &cobra.Command{
-		Use:   "start",
+		Use:   "start [zoo.cfg]",
 		Short: "Start a server: standalone, or a cluster member (server.N lines, ZOO_SERVERS or --servers)",
 		Long: "Start a zkraft server. Settings come from the official ZooKeeper image's environment\n" +
 			"variables (ZOO_MY_ID, ZOO_SERVERS, ZOO_TICK_TIME, ..., -Dname=value in JVMFLAGS), then\n" +
-			"ZooKeeper's zoo.cfg (--config), then flags; each overrides the one before. Unsupported keys\n" +
-			"are named in a warning.",
-		RunE: func(cmd *cobra.Command, _ []string) error {
+			"ZooKeeper's zoo.cfg (--config, or the argument as ZooKeeper's own main class takes it),\n" +
+			"then flags; each overrides the one before. Unsupported keys are named in a warning.",
+		// ZooKeeper's main classes take the zoo.cfg as their argument, and so does
+		// zkServer.sh start, so a zoo.cfg given that way is read, never dropped.
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %v", err)
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			configPath, err := configArgument(configPath, args)
+			if err != nil {
+				return err
+			}
 			configPath = mountedConfig(configPath, os.Getenv)
 			cfg, warnings, err := loadConfig(cmd, configPath, os.Getenv, &flagCfg, servers)
 			for _, w := range warnings {
 				log.Warn("config: " + w)
 			}
 			if err != nil {
+				return err
+			}
+			if err := adoptZooKeeperData(cmd, cfg, log); err != nil {
 				return err
 			}
 			notes, err := memoryDefaults(&cfg, os.Getenv, os.ReadFile)
@@ -60,9 +70,17 @@ func newStartCommand() *cobra.Command {
 			}
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-			s := <-sig
-			log.Info("shutting down", "signal", s.String())
-			return srv.Shutdown()
+			select {
+			case s := <-sig:
+				log.Info("shutting down", "signal", s.String())
+				return srv.Shutdown()
+			case err := <-srv.LogFailed():
+				// As ZooKeeper exits when its log fails: a restart replays the log from
+				// disk, and a cluster member catches up from the leader.
+				log.Error("stopping: the transaction log failed; restart the server", "err", err)
+				srv.Close()
+				return err
+			}
 		},
 	}
 	f := cmd.Flags()
@@ -80,6 +98,17 @@ func newStartCommand() *cobra.Command {
 	f.BoolVar(&flagCfg.ExistsACLCheck, "exists-acl-check", flagCfg.ExistsACLCheck, "exists needs READ on a node that exists, as ZooKeeper 3.9.2 (zookeeper.enableExistsACLCheck)")
 	f.StringVar(&flagCfg.SASL.JAASFile, "jaas-config", "", "JAAS file whose Server section lists the SASL DIGEST-MD5 users (java.security.auth.login.config)")
 	return cmd
+}
+
+// configArgument is the zoo.cfg given as the argument or with --config, not both.
+func configArgument(flag string, args []string) (string, error) {
+	switch {
+	case len(args) == 0:
+		return flag, nil
+	case flag != "" && flag != args[0]:
+		return "", fmt.Errorf("two zoo.cfg files given: --config %s and %s", flag, args[0])
+	}
+	return args[0], nil
 }
 
 // mountedConfig is the zoo.cfg to read: the one given, else, as the official image does,
@@ -148,6 +177,20 @@ func loadConfig(cmd *cobra.Command, configPath string, getenv func(string) strin
 		}
 	}
 	applyFlags(cmd, &cfg, flagCfg)
+	if cmd.Flags().Changed("servers") {
+		if err := parseServersFlag(servers, &cfg); err != nil {
+			return cfg, warnings, fmt.Errorf("--servers: %v", err)
+		}
+	}
+	w, err := settleMembership(&cfg)
+	if warnings = append(warnings, w...); err != nil {
+		return cfg, warnings, err
+	}
+	if !cmd.Flags().Changed("client-port") && !cmd.Flags().Changed("client-address") {
+		if err := memberClientAddress(&cfg); err != nil {
+			return cfg, warnings, err
+		}
+	}
 	if cfg.ClientPort == unsetPort {
 		// As ZooKeeper, a secureClientPort without a clientPort serves TLS only; zkraft
 		// serves 2181 when neither is given.
@@ -156,17 +199,35 @@ func loadConfig(cmd *cobra.Command, configPath string, getenv func(string) strin
 			cfg.ClientPort = -1
 		}
 	}
-	if cmd.Flags().Changed("servers") {
-		if err := parseServersFlag(servers, &cfg); err != nil {
-			return cfg, warnings, fmt.Errorf("--servers: %v", err)
-		}
+	return cfg, warnings, nil
+}
+
+// settleMembership applies ZooKeeper's rules to the server lines read: one line and no
+// myid is a standalone server (oneLineStandalone); a member reads its id from myid; every
+// member's address must be one the others can reach.
+func settleMembership(cfg *server.Config) (warnings []string, err error) {
+	if oneLineStandalone(cfg) {
+		warnings = append(warnings, "only one server is listed and there is no myid: standalone, as in ZooKeeper")
 	}
 	if len(cfg.Servers) > 0 && cfg.ServerID == 0 {
 		id, err := readMyID(cfg.DataDir)
 		if err != nil {
-			return cfg, warnings, err
+			return warnings, err
 		}
 		cfg.ServerID = id
 	}
-	return cfg, warnings, nil
+	return warnings, reachableMembers(cfg)
+}
+
+// oneLineStandalone makes cfg standalone, and says so, if it lists one server, no
+// observer, and no id is given or in a myid file: ZooKeeper runs such a server
+// standalone (HBase and the official image write such a line). `zkraft start` and the
+// tools that seed or read a store from a zoo.cfg apply it alike, so they agree on what
+// the server's store holds.
+func oneLineStandalone(cfg *server.Config) bool {
+	if len(cfg.Servers) != 1 || cfg.Servers[0].Observer || cfg.ServerID != 0 || exists(filepath.Join(cfg.DataDir, "myid")) {
+		return false
+	}
+	cfg.Servers = nil
+	return true
 }

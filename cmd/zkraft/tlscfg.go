@@ -39,10 +39,9 @@ func tlsKey(key string) (func(*server.Config, string) error, bool) {
 	}
 	switch {
 	case key == certReloadKey:
-		return func(c *server.Config, v string) error { c.CertReload = strings.EqualFold(v, "true"); return nil }, true
+		return propertyBool(func(c *server.Config, b bool) { c.CertReload = b }), true
 	case key == portUnificationKey:
-		// Boolean.getBoolean: "true" in any case, anything else false.
-		return func(c *server.Config, v string) error { c.PortUnification = strings.EqualFold(v, "true"); return nil }, true
+		return propertyBool(func(c *server.Config, b bool) { c.PortUnification = b }), true
 	case key == "serverCnxnFactory":
 		return func(c *server.Config, v string) error {
 			if v != nettyFactory && v != nioFactory {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/raft"
 	"github.com/spf13/cobra"
@@ -119,20 +121,27 @@ func newestSnapshot(paths []string) string {
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 type dumpNode struct {
-	Path string     `json:"path"`
-	Data *string    `json:"data"` // null for null data
-	ACL  []jute.ACL `json:"acl"`
-	Stat jute.Stat  `json:"stat"`
+	Path string  `json:"path"`
+	Data *string `json:"data"` // null for null data, and for data in DataBase64
+	// DataBase64 holds data that is not UTF-8 text, which a JSON string cannot carry.
+	DataBase64 *string    `json:"data_base64,omitempty"`
+	ACL        []jute.ACL `json:"acl"`
+	Stat       jute.Stat  `json:"stat"`
+	raw        []byte
 }
 
 func dumpState(w io.Writer, st *persistence.State, asJSON bool) error {
 	var nodes []dumpNode
 	st.Tree.Nodes(func(sn datatree.StoredNode) {
 		_, stat, _ := st.Tree.Get(sn.Path) // the stat as clients see it
-		n := dumpNode{Path: sn.Path, ACL: sn.ACL, Stat: stat}
-		if sn.Data != nil {
+		n := dumpNode{Path: sn.Path, ACL: sn.ACL, Stat: stat, raw: sn.Data}
+		switch {
+		case sn.Data != nil && utf8.Valid(sn.Data):
 			s := string(sn.Data)
 			n.Data = &s
+		case sn.Data != nil:
+			s := base64.StdEncoding.EncodeToString(sn.Data)
+			n.DataBase64 = &s
 		}
 		nodes = append(nodes, n)
 	})
@@ -159,8 +168,8 @@ func dumpState(w io.Writer, st *persistence.State, asJSON bool) error {
 		for _, a := range n.ACL {
 			fmt.Fprintf(w, "  acl = %s:%s:%d\n", a.Id.Scheme, a.Id.Id, a.Perms)
 		}
-		if n.Data != nil {
-			fmt.Fprintf(w, "  data = %q\n", *n.Data)
+		if n.raw != nil {
+			fmt.Fprintf(w, "  data = %q\n", n.raw)
 		}
 	}
 	fmt.Fprintf(w, "----\nSession Details (count=%d):\n", len(sessions))

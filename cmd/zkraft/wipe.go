@@ -16,8 +16,9 @@ func newWipeCommand() *cobra.Command {
 		Short: "Move a stopped cluster member's store aside so it is rebuilt from the leader",
 		Long: "Move DATADIR/zkraft of a stopped cluster member aside (to zkraft.wiped-<time>; myid\n" +
 			"stays). Started again, the member finds the cluster and the leader sends it a snapshot\n" +
-			"and the log after it. Use it on a member whose store is damaged. Never on a standalone\n" +
-			"server or on a majority of a cluster: their store is the only copy of the data.",
+			"and the log after it. Use it on a member whose store is damaged. Never on a majority of a\n" +
+			"cluster: their stores are the only copies of the data. A standalone server's store (its\n" +
+			"cluster's only voter) is refused.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := serverConfig(configPath, dataDir)
 			if err != nil {

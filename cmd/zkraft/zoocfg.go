@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +24,8 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"tickTime":          msKey(func(c *server.Config, d time.Duration) { c.TickTime = d }),
 	"minSessionTimeout": msKey(func(c *server.Config, d time.Duration) { c.MinSessionTimeout = d }),
 	"maxSessionTimeout": msKey(func(c *server.Config, d time.Duration) { c.MaxSessionTimeout = d }),
-	"maxClientCnxns":    intKey(func(c *server.Config, n int) { c.MaxClientCnxns = n }),
+	// ZooKeeper limits connections only when maxClientCnxns is positive.
+	"maxClientCnxns": intKey(func(c *server.Config, n int) { c.MaxClientCnxns = max(n, 0) }),
 	"4lw.commands.whitelist": func(c *server.Config, v string) error {
 		c.FourLetterWhitelist = nil
 		for _, w := range strings.Split(v, ",") {
@@ -34,78 +35,98 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 		}
 		return nil
 	},
-	"extendedTypesEnabled":                               boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
-	"zookeeper.extendedTypesEnabled":                     boolKey(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
-	"enforceQuota":                                       boolKey(func(c *server.Config, b bool) { c.EnforceQuota = b }),
-	"zookeeper.enforceQuota":                             boolKey(func(c *server.Config, b bool) { c.EnforceQuota = b }),
-	"reconfigEnabled":                                    boolKey(func(c *server.Config, b bool) { c.ReconfigEnabled = b }),
-	"enableExistsACLCheck":                               boolKey(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
-	"zookeeper.enableExistsACLCheck":                     boolKey(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
-	"readonlymode.enabled":                               boolKey(func(c *server.Config, b bool) { c.ReadOnlyMode = b }),
+	"extendedTypesEnabled":                               propertyBool(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
+	"zookeeper.extendedTypesEnabled":                     propertyBool(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
+	"enforceQuota":                                       propertyBool(func(c *server.Config, b bool) { c.EnforceQuota = b }),
+	"zookeeper.enforceQuota":                             propertyBool(func(c *server.Config, b bool) { c.EnforceQuota = b }),
+	"reconfigEnabled":                                    configBool(func(c *server.Config, b bool) { c.ReconfigEnabled = b }),
+	"enableExistsACLCheck":                               configBool(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
+	"zookeeper.enableExistsACLCheck":                     configBool(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
+	"readonlymode.enabled":                               propertyBool(func(c *server.Config, b bool) { c.ReadOnlyMode = b }),
 	"jute.maxbuffer":                                     intKey(func(c *server.Config, n int) { c.MaxBuffer = n }),
 	"znode.container.checkIntervalMs":                    msKey(func(c *server.Config, d time.Duration) { c.ContainerCheckInterval = d }),
-	"snapCount":                                          intKey(func(c *server.Config, n int) { c.SnapCount = uint64(n) }),
-	"autopurge.snapRetainCount":                          intKey(func(c *server.Config, n int) { c.SnapRetainCount = n }),
+	"snapCount":                                          snapCount,
+	"autopurge.snapRetainCount":                          snapRetainCount,
 	"fsync.warningthresholdms":                           msKey(func(c *server.Config, d time.Duration) { c.FsyncWarning = d }),
 	"zookeeper.fsync.warningthresholdms":                 msKey(func(c *server.Config, d time.Duration) { c.FsyncWarning = d }),
 	"DigestAuthenticationProvider.superDigest":           func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
 	"zookeeper.DigestAuthenticationProvider.superDigest": func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
-	"DigestAuthenticationProvider.enabled":               digestEnabled,
-	"zookeeper.DigestAuthenticationProvider.enabled":     digestEnabled,
+	"DigestAuthenticationProvider.enabled":               propertyBool(func(c *server.Config, b bool) { c.DigestDisabled = !b }),
+	"zookeeper.DigestAuthenticationProvider.enabled":     propertyBool(func(c *server.Config, b bool) { c.DigestDisabled = !b }),
 	"DigestAuthenticationProvider.digestAlg":             func(c *server.Config, v string) error { c.DigestAlgorithm = v; return nil },
 	"zookeeper.DigestAuthenticationProvider.digestAlg":   func(c *server.Config, v string) error { c.DigestAlgorithm = v; return nil },
-	"admin.enableServer":                                 boolKey(func(c *server.Config, b bool) { c.AdminEnabled = b }),
-	"admin.serverAddress":                                func(c *server.Config, v string) error { c.AdminHost = v; return nil },
-	"admin.serverPort":                                   intKey(func(c *server.Config, n int) { c.AdminPort = n }),
-	"admin.commandURL":                                   func(c *server.Config, v string) error { c.AdminCommandURL = v; return nil },
-	"metricsProvider.httpPort":                           intKey(func(c *server.Config, n int) { c.MetricsPort = n }),
-	"metricsProvider.httpHost":                           func(c *server.Config, v string) error { c.MetricsHost = v; return nil },
-	"zkraft.debug.gcEndpoint":                            boolKey(func(c *server.Config, b bool) { c.DebugGCEndpoint = b }),
-	// ZooKeeper's Prometheus provider is what zkraft serves when httpPort is set.
-	"metricsProvider.className": func(c *server.Config, v string) error {
-		if !strings.HasSuffix(v, "PrometheusMetricsProvider") {
-			return fmt.Errorf("zkraft serves Prometheus metrics only, not %s", v)
-		}
-		return nil
-	},
+	// ZooKeeper's AdminServerFactory turns the AdminServer off for "false" exactly.
+	"admin.enableServer":       func(c *server.Config, v string) error { c.AdminEnabled = v != "false"; return nil },
+	"admin.serverAddress":      func(c *server.Config, v string) error { c.AdminHost = v; return nil },
+	"admin.serverPort":         intKey(func(c *server.Config, n int) { c.AdminPort = n }),
+	"admin.commandURL":         func(c *server.Config, v string) error { c.AdminCommandURL = v; return nil },
+	"metricsProvider.httpPort": intKey(func(c *server.Config, n int) { c.MetricsPort = n }),
+	"metricsProvider.httpHost": func(c *server.Config, v string) error { c.MetricsHost = v; return nil },
+	"zkraft.debug.gcEndpoint":  configBool(func(c *server.Config, b bool) { c.DebugGCEndpoint = b }),
 }
 
-// digestEnabled reads DigestAuthenticationProvider.enabled as ZooKeeper's
-// Boolean.parseBoolean does: "true" in any case enables digest, anything else disables it.
-func digestEnabled(c *server.Config, v string) error {
-	c.DigestDisabled = !strings.EqualFold(v, "true")
+// silentMetricsProviders are ZooKeeper's built-in metrics providers, its default among
+// them: they serve nothing over HTTP, so metricsProvider.httpPort means nothing under
+// them. ZooKeeper's Prometheus provider is what zkraft serves when httpPort is set.
+var silentMetricsProviders = map[string]bool{
+	"org.apache.zookeeper.metrics.impl.DefaultMetricsProvider": true,
+	"org.apache.zookeeper.metrics.impl.NullMetricsProvider":    true,
+}
+
+// metricsProvider checks metricsProvider.className and reports whether that provider
+// serves no HTTP.
+func metricsProvider(class string) (silent bool, err error) {
+	if silentMetricsProviders[class] {
+		return true, nil
+	}
+	if !strings.HasSuffix(class, "PrometheusMetricsProvider") {
+		return false, fmt.Errorf("zkraft serves Prometheus metrics only, not %s", class)
+	}
+	return false, nil
+}
+
+// notice is what a key's reader returns for a value ZooKeeper corrects instead of
+// refusing: the start goes on, and the notice is a warning.
+type notice string
+
+func (n notice) Error() string { return string(n) }
+
+// snapCount is read as ZooKeeperServer.getSnapCount reads zookeeper.snapCount: a value
+// that is not a number leaves the default, and fewer than 2 is 2.
+func snapCount(c *server.Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 32)
+	switch {
+	case err != nil:
+		return notice(fmt.Sprintf("%q is not a number; snapCount stays %d", v, c.SnapCount))
+	case n < 2:
+		c.SnapCount = 2
+		return notice(fmt.Sprintf("%d is reset to 2, as ZooKeeper does", n))
+	}
+	c.SnapCount = uint64(n)
 	return nil
 }
 
-// ignoredKeys are accepted without effect in standalone mode; a warning says so.
-var ignoredKeys = map[string]string{
-	"initLimit":                         "zkraft's Raft timing follows tickTime",
-	"syncLimit":                         "zkraft's Raft timing follows tickTime",
-	"autopurge.purgeInterval":           "zkraft compacts its log behind snapshots on its own",
-	"standaloneEnabled":                 "zkraft always runs standalone when no servers are listed",
-	"preAllocSize":                      "not needed by zkraft's log",
-	"requireClientAuthScheme":           "ZooKeeper 3.8 does not read it either; sessionRequireClientSASLAuth=true requires SASL",
-	"jaasLoginRenew":                    "it renews Kerberos logins; zkraft's SASL is DIGEST-MD5, which has none",
-	"kerberos.removeHostFromPrincipal":  "it rewrites Kerberos names; a DIGEST-MD5 identity is the user name",
-	"kerberos.removeRealmFromPrincipal": "it rewrites Kerberos names; a DIGEST-MD5 identity is the user name",
-
-	"sslQuorumReloadCertFiles": "zkraft reads the member certificates at start; restart a member to load new ones",
-}
-
-// shownKeys are ignored keys whose values are kept to be shown (a member's conf prints
-// them, as ZooKeeper's does).
-var shownKeys = map[string]func(*server.Config, string) error{
-	"initLimit": intKey(func(c *server.Config, n int) { c.InitLimit = n }),
-	"syncLimit": intKey(func(c *server.Config, n int) { c.SyncLimit = n }),
+// snapRetainCount is read as QuorumPeerConfig reads autopurge.snapRetainCount: fewer
+// than 3 is 3.
+func snapRetainCount(c *server.Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return fmt.Errorf("not an integer: %q", v)
+	}
+	c.SnapRetainCount = max(int(n), 3)
+	if n < 3 {
+		return notice(fmt.Sprintf("%d is reset to 3, as ZooKeeper does", n))
+	}
+	return nil
 }
 
 func intKey(set func(*server.Config, int)) func(*server.Config, string) error {
 	return func(c *server.Config, v string) error {
-		n, err := strconv.Atoi(v)
+		n, err := strconv.ParseInt(v, 10, 32) // a Java int, as Integer.parseInt reads it
 		if err != nil {
 			return fmt.Errorf("not an integer: %q", v)
 		}
-		set(c, n)
+		set(c, int(n))
 		return nil
 	}
 }
@@ -114,33 +135,53 @@ func msKey(set func(*server.Config, time.Duration)) func(*server.Config, string)
 	return intKey(func(c *server.Config, n int) { set(c, time.Duration(n)*time.Millisecond) })
 }
 
-func boolKey(set func(*server.Config, bool)) func(*server.Config, string) error {
+// configBool reads a key QuorumPeerConfig parses itself as its parseBoolean does:
+// "true" or "false" in any case; anything else stops the start.
+func configBool(set func(*server.Config, bool)) func(*server.Config, string) error {
 	return func(c *server.Config, v string) error {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("not a boolean: %q", v)
+		if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
+			return fmt.Errorf("%q is not true or false", v)
 		}
-		set(c, b)
+		set(c, strings.EqualFold(v, "true"))
 		return nil
 	}
 }
 
-// parseZooCfg applies a zoo.cfg (Java properties: key=value, # comments) to cfg and
-// returns a warning for every key it does not support.
+// propertyBool reads a key ZooKeeper takes as a system property as Java's
+// Boolean.parseBoolean and Boolean.getBoolean do: "true" in any case is true, anything
+// else ("yes", "1") false, and no value stops the start.
+func propertyBool(set func(*server.Config, bool)) func(*server.Config, string) error {
+	return func(c *server.Config, v string) error {
+		set(c, strings.EqualFold(v, "true"))
+		return nil
+	}
+}
+
+// parseZooCfg applies a zoo.cfg (Java properties, read as ZooKeeper reads them:
+// readProperties) to cfg and returns a warning for every key it does not support.
+// ZooKeeper trims each key and value.
 func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error) {
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || s[0] == '#' || s[0] == '!' {
+	props, err := readProperties(r)
+	if err != nil {
+		return nil, err
+	}
+	var dynamicFile, serverKey, silentMetrics string
+	for _, prop := range props {
+		line, key, val := prop.line, strings.TrimSpace(prop.key), strings.TrimSpace(prop.value)
+		switch key {
+		case "dynamicConfigFile":
+			dynamicFile = val
+			continue
+		case "metricsProvider.className":
+			silent, err := metricsProvider(val)
+			if err != nil {
+				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
+			}
+			if silent {
+				silentMetrics = val
+			}
 			continue
 		}
-		i := strings.IndexAny(s, "=:")
-		if i < 0 {
-			return warnings, fmt.Errorf("line %d: %q is not key=value", line, s)
-		}
-		key, val := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:])
 		set, ok := zooCfgKeys[key]
 		if !ok {
 			if set, ok, err = quorumSSLSetter(key); err != nil {
@@ -154,7 +195,10 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 			}
 		}
 		if ok {
-			if err := set(cfg, val); err != nil {
+			var n notice
+			if err := set(cfg, val); errors.As(err, &n) {
+				warnings = append(warnings, fmt.Sprintf("%s: %v", key, n))
+			} else if err != nil {
 				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
 			}
 			continue
@@ -165,14 +209,17 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 			}
 			continue
 		}
-		if why, ok := ignoredKeys[key]; ok {
-			warnings = append(warnings, fmt.Sprintf("%s is ignored: %s", key, why))
-			if set, ok := shownKeys[key]; ok {
-				if err := set(cfg, val); err != nil {
+		if ig, ok := ignoredKeys[key]; ok {
+			warnings = append(warnings, fmt.Sprintf("%s is ignored: %s", key, ig.why))
+			if ig.read != nil {
+				if err := ig.read(cfg, val); err != nil {
 					return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
 				}
 			}
 			continue
+		}
+		if strings.HasPrefix(key, "group.") || strings.HasPrefix(key, "weight.") {
+			return warnings, fmt.Errorf("line %d: %s: zkraft has no hierarchical quorums (groups and weights): every voter counts once", line, key)
 		}
 		if strings.HasPrefix(key, "server.") {
 			p, err := quorum.ParsePeer(strings.TrimPrefix(key, "server."), val)
@@ -180,11 +227,27 @@ func parseZooCfg(r io.Reader, cfg *server.Config) (warnings []string, err error)
 				return warnings, fmt.Errorf("line %d: %s: %v", line, key, err)
 			}
 			cfg.Servers = append(cfg.Servers, p)
+			serverKey = key
 			continue
 		}
 		warnings = append(warnings, fmt.Sprintf("%s is not supported by zkraft and is ignored", key))
 	}
-	return warnings, sc.Err()
+	if silentMetrics != "" && cfg.MetricsPort != 0 {
+		warnings = append(warnings, fmt.Sprintf("metricsProvider.httpPort is ignored: %s serves no metrics over HTTP, as in ZooKeeper", silentMetrics))
+		cfg.MetricsPort = 0
+	}
+	if dynamicFile == "" {
+		return warnings, nil
+	}
+	if serverKey != "" {
+		return warnings, fmt.Errorf("%s must be in the dynamic config file when dynamicConfigFile is set", serverKey)
+	}
+	peers, err := readDynamicConfig(dynamicFile)
+	if err != nil {
+		return warnings, fmt.Errorf("dynamicConfigFile: %v", err)
+	}
+	cfg.Servers = append(cfg.Servers, peers...)
+	return warnings, nil
 }
 
 // readMyID reads ZooKeeper's myid file from the data dir.

@@ -13,11 +13,11 @@ import (
 var guardKeys = map[string]func(c *server.Config, v string) error{
 	"request_throttle_max_requests":  intKey(func(c *server.Config, n int) { c.Throttle.MaxRequests = n }),
 	"request_throttle_stall_time":    msKey(func(c *server.Config, d time.Duration) { c.Throttle.StallTime = d }),
-	"request_throttle_drop_stale":    boolKey(func(c *server.Config, b bool) { c.Throttle.DropStale = b }),
-	"request_stale_connection_check": boolKey(func(c *server.Config, b bool) { c.Throttle.StaleConnectionCheck = b }),
-	"request_stale_latency_check":    boolKey(func(c *server.Config, b bool) { c.Throttle.StaleLatencyCheck = b }),
+	"request_throttle_drop_stale":    propertyBool(func(c *server.Config, b bool) { c.Throttle.DropStale = b }),
+	"request_stale_connection_check": propertyBool(func(c *server.Config, b bool) { c.Throttle.StaleConnectionCheck = b }),
+	"request_stale_latency_check":    propertyBool(func(c *server.Config, b bool) { c.Throttle.StaleLatencyCheck = b }),
 	"throttled_op_wait_time":         msKey(func(c *server.Config, d time.Duration) { c.Throttle.ThrottledOpWaitTime = d }),
-	"admin.snapshot.enabled":         boolKey(func(c *server.Config, b bool) { c.AdminAuth.SnapshotEnabled = b }),
+	"admin.snapshot.enabled":         propertyBool(func(c *server.Config, b bool) { c.AdminAuth.SnapshotEnabled = b }),
 	"admin.rateLimiterIntervalInMS":  msKey(func(c *server.Config, d time.Duration) { c.AdminAuth.RateLimitInterval = d }),
 	// The throttle drains at once when zkraft stops; there is nothing to wait for.
 	"request_throttler.shutdownTimeout": func(*server.Config, string) error { return nil },

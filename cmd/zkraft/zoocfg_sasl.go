@@ -20,12 +20,19 @@ func init() {
 		"sasl.serverconfig": func(c *server.Config, v string) error { c.SASL.Section = v; return nil },
 		"superUser":         func(c *server.Config, v string) error { c.SASL.SuperUsers = append(c.SASL.SuperUsers, v); return nil },
 		"SASLAuthenticationProvider.superPassword": func(c *server.Config, v string) error { c.SASL.SuperPassword = v; return nil },
-		"allowSaslFailedClients":                   boolKey(func(c *server.Config, b bool) { c.SASL.AllowFailedClients = b }),
-		"sessionRequireClientSASLAuth":             boolKey(func(c *server.Config, b bool) { c.EnforceAuth.RequireClientSASLAuth = b }),
-		"enforce.auth.enabled":                     boolKey(func(c *server.Config, b bool) { c.EnforceAuth.Enabled = b }),
+		"allowSaslFailedClients":                   propertyBool(func(c *server.Config, b bool) { c.SASL.AllowFailedClients = b }),
+		"sessionRequireClientSASLAuth":             propertyBool(func(c *server.Config, b bool) { c.EnforceAuth.RequireClientSASLAuth = b }),
+		"enforce.auth.enabled":                     propertyBool(func(c *server.Config, b bool) { c.EnforceAuth.Enabled = b }),
+		// AuthenticationHelper splits the value with Java's String.split(","), which
+		// drops trailing empty fields ("sasl," is one scheme), and trims each scheme;
+		// an empty one inside the list is a scheme that is not available.
 		"enforce.auth.schemes": func(c *server.Config, v string) error {
+			schemes := strings.Split(v, ",")
+			for len(schemes) > 0 && schemes[len(schemes)-1] == "" {
+				schemes = schemes[:len(schemes)-1]
+			}
 			c.EnforceAuth.Schemes = nil
-			for _, s := range strings.Split(v, ",") {
+			for _, s := range schemes {
 				c.EnforceAuth.Schemes = append(c.EnforceAuth.Schemes, strings.TrimSpace(s))
 			}
 			return nil

@@ -154,14 +154,22 @@ func (src *Source) forClient(nc net.Conn) *tls.Config {
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
 	}
 	cfg.ClientCAs = pool
+	host := ""
 	if src.s.HostnameVerification && src.s.VerifyClientHostname && nc != nil {
-		host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
-		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return nil
-			}
-			return verifyHostname(cs.PeerCertificates[0], host)
+		host, _, _ = net.SplitHostPort(nc.RemoteAddr().String())
+	}
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return nil
 		}
+		leaf := cs.PeerCertificates[0]
+		if err := signingAllowed(leaf); err != nil {
+			return err
+		}
+		if host == "" {
+			return nil
+		}
+		return verifyHostname(leaf, host)
 	}
 	return cfg
 }
@@ -210,6 +218,18 @@ func verifyServer(cs tls.ConnectionState, roots *x509.CertPool, host string, che
 		return nil
 	}
 	return verifyHostname(leaf, host)
+}
+
+// signingAllowed refuses a client certificate whose key usage extension does not allow
+// digital signatures, as Java's PKIX validation of a TLS client does
+// (EndEntityChecker): the client proves it holds the key by a signature. Go checks the
+// extended key usage (client authentication) but not this. A certificate without the
+// extension may be used for anything.
+func signingAllowed(cert *x509.Certificate) error {
+	if cert.KeyUsage != 0 && cert.KeyUsage&x509.KeyUsageDigitalSignature == 0 {
+		return errors.New("the client certificate's key usage does not allow digital signatures")
+	}
+	return nil
 }
 
 // verifyHostname checks a peer's certificate against its address, then against the

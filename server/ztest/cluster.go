@@ -133,6 +133,17 @@ func (c *Cluster) AwaitServing(limit time.Duration) error {
 	}
 }
 
+// Restart starts every member again (they may have been killed or stopped), then waits
+// up to limit until they serve.
+func (c *Cluster) Restart(limit time.Duration) error {
+	for _, m := range c.Members {
+		if err := m.Restart(false); err != nil {
+			return err
+		}
+	}
+	return c.AwaitServing(limit)
+}
+
 // Leader returns the index of the member whose srvr says it leads, or -1.
 func (c *Cluster) Leader() int {
 	for i, s := range c.Members {

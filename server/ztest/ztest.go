@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -122,6 +123,14 @@ var (
 	built     string
 	buildErr  error
 )
+
+// Main is a test package's TestMain: it runs the tests, then removes the zkraft binary
+// they built (RemoveBuilt).
+func Main(m *testing.M) {
+	code := m.Run()
+	RemoveBuilt()
+	os.Exit(code)
+}
 
 // RemoveBuilt removes the binary ZkraftBinary built, if it built one: a test binary's
 // TestMain calls it after its tests ran, so the build dirs do not pile up in the temp dir.

@@ -68,6 +68,8 @@ type Options struct {
 	NotBefore time.Time
 	// IPs, if set, are the certificate's only names; nil: 127.0.0.1 and localhost.
 	IPs []net.IP
+	// Shape, if set, changes the certificate's template last (its key usages, say).
+	Shape func(*x509.Certificate)
 }
 
 // Issue makes a certificate for both server and client use, valid for o.IPs.
@@ -91,6 +93,9 @@ func (ca *CA) Issue(t testing.TB, o Options) *Leaf {
 	}
 	if o.IPs == nil {
 		tmpl.IPAddresses, tmpl.DNSNames = []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"}
+	}
+	if o.Shape != nil {
+		o.Shape(tmpl)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
