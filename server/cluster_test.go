@@ -12,6 +12,7 @@ import (
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/quorum"
+	"github.com/zkraft/zkraft/server/ztest"
 	"github.com/zkraft/zkraft/session"
 )
 
@@ -297,20 +298,57 @@ func TestClusterWholeRestartKeepsData(t *testing.T) {
 // they come, as a ZooKeeper 3.8 member keeps looking for its leader (checked: alone for
 // 75 s, it stays up, LOOKING). zkraft's Start failed after its wait for a first leader
 // ("quorum: no leader elected in time"), so the process exited a minute after start when
-// members were started one by one.
+// members were started one by one. The member listens from its start, as ZooKeeper's
+// does: its port refused connections until a leader was elected or the wait ran out, so
+// ruok and a health check saw a dead process for that minute.
 func TestMemberStartedAloneWaitsForItsPeers(t *testing.T) {
 	defer func(d time.Duration) { firstLeaderWait = d }(firstLeaderWait)
-	firstLeaderWait = time.Second
+	firstLeaderWait = 5 * time.Second
 	tc := newTestCluster(t, 3)
 	tc.stopAll()
-	tc.start(0)
-	if out := askFourLetter(t, tc.addr(0), "srvr"); !strings.Contains(out, notServing) {
-		t.Fatalf("srvr of a member without a leader: %q", out)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(tc.cfgs[0].ClientPort))
+	s, err := New(tc.cfgs[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.servers[0] = s
+	started := make(chan error, 1)
+	go func() { started <- s.Start() }()
+	for deadline := time.Now().Add(firstLeaderWait); ; time.Sleep(20 * time.Millisecond) {
+		out, err := ztest.FourLetter(addr, "srvr")
+		if err == nil {
+			if !strings.Contains(out, notServing) {
+				t.Fatalf("srvr of a member without a leader: %q", out)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a member waiting for its first leader does not listen: %v", err)
+		}
+	}
+	select {
+	case err := <-started:
+		t.Fatalf("Start returned (%v) before its wait for a first leader ran out", err)
+	default:
+	}
+	if out := askFourLetter(t, addr, "ruok"); out != "imok" {
+		t.Fatalf("ruok of a member without a leader: %q", out)
+	}
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("a member alone after its wait for a leader: %v", err)
+		}
+	case <-time.After(firstLeaderWait + 10*time.Second):
+		t.Fatal("Start did not return after its wait for a first leader")
+	}
+	if out := askFourLetter(t, addr, "srvr"); !strings.Contains(out, notServing) {
+		t.Fatalf("srvr of a member alone after its wait: %q", out)
 	}
 	tc.start(1, 2)
 	tc.leader()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if out := askFourLetter(t, tc.addr(0), "srvr"); strings.Contains(out, "Mode: ") {
+		if out := askFourLetter(t, addr, "srvr"); strings.Contains(out, "Mode: ") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -132,37 +132,19 @@ func (s *Server) Start() error {
 	if err != nil {
 		return err
 	}
-	wait, limit := node.WaitLeader, firstLeaderWait
-	if len(s.cfg.Servers) > 0 {
-		// A member serves once the cluster has a leader; the others may still be starting.
-		wait = node.WaitForLeader
-		if s.cfg.ReadOnlyMode {
-			// As ZooKeeper's peer, which starts its read-only server when it has looked
-			// for a leader that long.
-			limit = readOnlyDelay(s.cfg.TickTime)
-		}
-	}
-	err = wait(limit)
 	member := len(s.cfg.Servers) > 0
-	readOnly := err != nil && member && s.cfg.ReadOnlyMode
-	switch {
-	case err != nil && !member:
-		node.Close()
-		return err
-	case err != nil && !readOnly:
-		// As a ZooKeeper member looking for its leader: it stays up, refusing clients
-		// (handshake.go), until enough members are up to elect one.
-		s.log.Warn("no leader yet: clients are refused until the members elect one", "waited", limit)
+	if !member {
+		if err := node.WaitLeader(firstLeaderWait); err != nil {
+			node.Close()
+			return err
+		}
 	}
 	s.mu.Lock()
 	s.node = node
 	s.mu.Unlock()
 	s.quota.leader.Store(node)
-	if readOnly {
-		s.enterReadOnly()
-	}
 	idPrefix := int64(s.cfg.ServerID)
-	if len(s.cfg.Servers) == 0 {
+	if !member {
 		idPrefix = 1 // a standalone ZooKeeper's session tracker has id 1, whatever myid says
 	}
 	if s.ids, err = session.NewIDGenerator(idPrefix, time.Now()); err != nil {
@@ -181,6 +163,9 @@ func (s *Server) Start() error {
 		// As ZooKeeper: the AdminServer failing to start does not stop the server.
 		s.log.Error("admin or metrics listener not started", "err", err)
 	}
+	// A member listens from its start, as a ZooKeeper member does: until the members
+	// elect a leader it refuses clients (handshake.go) and its four-letter words say it
+	// is not serving.
 	if s.ln != nil {
 		kind := plainListener
 		if s.cfg.PortUnification {
@@ -188,14 +173,15 @@ func (s *Server) Start() error {
 		}
 		s.wg.Add(1)
 		go s.acceptLoop(s.ln, kind)
-		s.log.Info("serving", "addr", s.ln.Addr().String(), "tls", kind == unifiedListener)
+		s.log.Info("listening", "addr", s.ln.Addr().String(), "tls", kind == unifiedListener)
 	}
 	if s.sln != nil {
 		s.wg.Add(1)
 		go s.acceptLoop(s.sln, secureListener)
-		s.log.Info("serving TLS only", "addr", s.sln.Addr().String())
+		s.log.Info("listening TLS only", "addr", s.sln.Addr().String())
 	}
-	if node.IsClustered() {
+	if member {
+		s.awaitFirstLeader(node)
 		s.wg.Add(1)
 		go s.watchQuorum()
 	}
@@ -203,9 +189,29 @@ func (s *Server) Start() error {
 	return nil
 }
 
-// firstLeaderWait is how long Start waits for the first leader before it serves: a
-// standalone server fails after it, a cluster member goes on without one.
+// firstLeaderWait is how long Start waits for the first leader: a standalone server
+// fails after it, a cluster member (listening meanwhile) goes on without one.
 var firstLeaderWait = 60 * time.Second
+
+// awaitFirstLeader is a member's wait for the cluster's first leader. Without one in
+// firstLeaderWait, the member stays up refusing clients, as a ZooKeeper member keeps
+// looking for its leader; with read-only mode on it serves read-only sessions after
+// ZooKeeper's delay instead.
+func (s *Server) awaitFirstLeader(node *quorum.Node) {
+	limit := firstLeaderWait
+	if s.cfg.ReadOnlyMode {
+		// As ZooKeeper's peer, which starts its read-only server when it has looked
+		// for a leader that long.
+		limit = readOnlyDelay(s.cfg.TickTime)
+	}
+	switch err := node.WaitForLeader(limit); {
+	case err == nil:
+	case s.cfg.ReadOnlyMode:
+		s.enterReadOnly()
+	default:
+		s.log.Warn("no leader yet: clients are refused until the members elect one", "waited", limit)
+	}
+}
 
 // Shutdown stops the server the way SIGTERM should: a leader first hands leadership to
 // another member (so the cluster does not wait out an election), then the clients are
