@@ -70,7 +70,14 @@ type closedCounts [numCloseReasons]atomic.Int64
 // writeDeadline bounds how long a write to a client may make no progress: a client that
 // reads nothing for this long while replies wait is closed (its session lives on for its
 // timeout), so a stuck peer never holds a writer goroutine and its memory forever.
-var writeDeadline = 10 * time.Second
+// Atomic: tests shorten it while an earlier test's connection goroutines may still be
+// ending.
+var writeDeadline atomic.Int64
+
+func init() { writeDeadline.Store(int64(10 * time.Second)) }
+
+// writeDeadlineFromNow is the deadline of a write that starts now.
+func writeDeadlineFromNow() time.Time { return time.Now().Add(time.Duration(writeDeadline.Load())) }
 
 // readReason classifies the error that ended a connection's read loop.
 func readReason(err error) closeReason {

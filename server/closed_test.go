@@ -57,9 +57,7 @@ func awaitClosed(t *testing.T, s *Server, r closeReason, n int64) {
 // once one write to it has been blocked for writeDeadline; the close is counted as a
 // write timeout and shows in /metrics, and other clients are served meanwhile.
 func TestWriteDeadlineClosesAStuckClient(t *testing.T) {
-	old := writeDeadline
-	writeDeadline = 300 * time.Millisecond
-	t.Cleanup(func() { writeDeadline = old }) // after the server's own cleanup stops it
+	setWriteDeadline(t, 300*time.Millisecond) // after the server's own cleanup stops it
 	s := startServer(t, nil)
 	stopReading(t, s, 24) // 24 MB of replies, under maxQueuedBytes
 	other := dial(t, s.Addr().String())
@@ -82,9 +80,7 @@ func TestWriteDeadlineClosesAStuckClient(t *testing.T) {
 // write deadline as well: the connection's reader, which runs such reads and writes
 // their replies itself, blocks in that write, not forever.
 func TestWriteDeadlineClosesAStuckPipeliningReader(t *testing.T) {
-	old := writeDeadline
-	writeDeadline = 300 * time.Millisecond
-	t.Cleanup(func() { writeDeadline = old })
+	setWriteDeadline(t, 300*time.Millisecond)
 	s := startServer(t, nil)
 	c := dial(t, s.Addr().String())
 	c.connect(0, nil)
@@ -273,11 +269,7 @@ func TestExpiredSessionCloseCounted(t *testing.T) {
 // has timed out (crypto/tls makes the error permanent), so its writes are cut into
 // parts that each get the deadline, not one write that must finish within it.
 func TestWriteDeadlineServesASlowReaderOverTLS(t *testing.T) {
-	old := writeDeadline
-	// Two seconds, not one: on a loaded 2-core CI machine under the race detector the
-	// reader below has stalled for over a second (a flake, not the bug this catches).
-	writeDeadline = 2 * time.Second
-	t.Cleanup(func() { writeDeadline = old })
+	setWriteDeadline(t, 2*time.Second)
 	p := newPEMTLS(t)
 	s := startTLSServer(t, p, false, nil)
 	for _, kind := range []string{"plaintext", "tls"} {
@@ -326,4 +318,10 @@ func TestWriteDeadlineServesASlowReaderOverTLS(t *testing.T) {
 	if n := s.stats.closed[closedWriteTimeout].Load(); n != 0 {
 		t.Errorf("%d connections closed as write_timeout", n)
 	}
+}
+
+// setWriteDeadline sets writeDeadline for the test, and back after its servers stopped.
+func setWriteDeadline(t *testing.T, d time.Duration) {
+	old := writeDeadline.Swap(int64(d))
+	t.Cleanup(func() { writeDeadline.Store(old) })
 }

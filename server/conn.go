@@ -580,7 +580,7 @@ func writeFrames(nc net.Conn, bufs *net.Buffers) (int64, error) {
 // slow reader is served, one that reads nothing for writeDeadline is left (the error).
 func writeAll(nc net.Conn, bufs *net.Buffers) error {
 	for len(*bufs) > 0 {
-		nc.SetWriteDeadline(time.Now().Add(writeDeadline))
+		nc.SetWriteDeadline(writeDeadlineFromNow())
 		n, err := writeFrames(nc, bufs)
 		if err != nil && (n == 0 || !errors.Is(err, os.ErrDeadlineExceeded)) {
 			return err

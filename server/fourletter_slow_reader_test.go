@@ -64,9 +64,7 @@ func TestLargeFourLetterAnswerReachesASlowReader(t *testing.T) {
 // A client that reads nothing of a large answer is closed after writeDeadline, as a
 // client that reads no replies is.
 func TestFourLetterAnswerToAClientThatReadsNothing(t *testing.T) {
-	old := writeDeadline
-	writeDeadline = 300 * time.Millisecond
-	t.Cleanup(func() { writeDeadline = old })
+	setWriteDeadline(t, 300*time.Millisecond)
 	s := startServer(t, nil)
 	watchLongPaths(t, s.Addr().String(), 6000)
 	askWithSmallBuffer(t, s.Addr().String(), "wchp")
