@@ -160,7 +160,7 @@ func (c *conn) serve() {
 	// A connection without a session is closed after sessionlessTimeout, as ZooKeeper's
 	// (zookeeper.nio.sessionlessCnxnTimeout): an idle or half-sent handshake must not
 	// hold its goroutine and its maxClientCnxns place for good.
-	c.nc.SetReadDeadline(time.Now().Add(sessionlessTimeout))
+	c.nc.SetReadDeadline(time.Now().Add(time.Duration(sessionlessTimeout.Load())))
 	if handled := c.maybeFourLetter(br); handled {
 		c.close(closedFourLetter)
 		return

@@ -12,9 +12,8 @@ import (
 // sessionlessTimeout (ZooKeeper's zookeeper.nio.sessionlessCnxnTimeout): it gives back its
 // maxClientCnxns place, and a client from the same address is served.
 func TestSessionlessConnectionIsClosed(t *testing.T) {
-	old := sessionlessTimeout
-	sessionlessTimeout = 300 * time.Millisecond
-	t.Cleanup(func() { sessionlessTimeout = old })
+	old := sessionlessTimeout.Swap(int64(300 * time.Millisecond))
+	t.Cleanup(func() { sessionlessTimeout.Store(old) })
 	s := startServer(t, func(c *Config) { c.MaxClientCnxns = 2 })
 	addr := s.Addr().String()
 	idle := make([]net.Conn, 2)
@@ -42,7 +41,7 @@ func TestSessionlessConnectionIsClosed(t *testing.T) {
 	}
 	// The deadline ends with the handshake: a session quiet for longer keeps its
 	// connection.
-	time.Sleep(2 * sessionlessTimeout)
+	time.Sleep(600 * time.Millisecond) // twice sessionlessTimeout
 	if h := c.call(jute.OpExists, &jute.ExistsRequest{Path: "/"}, &jute.ExistsResponse{}); h.Err != 0 {
 		t.Fatalf("exists / after a quiet spell: %d", h.Err)
 	}
