@@ -80,6 +80,9 @@ type FSM struct {
 	waitDurable func(index uint64) error
 	// OnRestored, if set, is called after Restore replaced the state while serving.
 	OnRestored func()
+	// sessionsReplaced, if set, is told after Restore which sessions the new state holds
+	// (sessionsChanged hears of no session a snapshot dropped).
+	sessionsReplaced func(has func(id int64) bool)
 	// zxidWaits are callers waiting for a zxid to be applied (WaitApplied).
 	zxidWaits zxidWaits
 
@@ -324,6 +327,14 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.zxidWaits.release(st.Zxid)
 	if f.membersChanged != nil {
 		f.membersChanged()
+	}
+	if f.sessionsReplaced != nil {
+		f.sessionsReplaced(func(id int64) bool {
+			f.mu.RLock()
+			defer f.mu.RUnlock()
+			_, ok := f.sessions.Get(id)
+			return ok
+		})
 	}
 	if f.OnRestored != nil {
 		f.OnRestored()

@@ -42,6 +42,17 @@ func (s *newestClaims[K]) of(k K) *newestClaim {
 // forget drops k's record (a closed session's).
 func (s *newestClaims[K]) forget(k K) { s.claims.Delete(k) }
 
+// prune drops the records of the keys keep says no (the sessions a snapshot installed
+// here no longer holds: their closeSession was never applied here).
+func (s *newestClaims[K]) prune(keep func(K) bool) {
+	s.claims.Range(func(k, _ any) bool {
+		if !keep(k.(K)) {
+			s.claims.Delete(k)
+		}
+		return true
+	})
+}
+
 // claim records that number gen (a stream carrying the member's frames) claims m and
 // reports whether it is still the newest: false once a later one has claimed it.
 func (m *newestClaim) claim(gen uint64) bool {

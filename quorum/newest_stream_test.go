@@ -2,11 +2,15 @@ package quorum
 
 import (
 	"bufio"
+	"bytes"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
@@ -256,5 +260,43 @@ func xIs(t *testing.T, n *Node, data string, zxid int64) {
 	})
 	if string(got) != data || mzxid != zxid {
 		t.Fatalf("/x = %q (mzxid %d), want the acknowledged %q at %d", got, mzxid, data, zxid)
+	}
+}
+
+// A snapshot installed on a member replaces its sessions without a closeSession for the
+// ones it drops; their records of the newest connection went with them (they stayed for
+// good, one per session the member had served).
+func TestSnapshotInstallDropsTheClaimsOfSessionsItHasNot(t *testing.T) {
+	src := NewFSM(datatree.Options{})
+	src.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: (&Entry{Session: 0x100, Op: jute.OpCreateSession, Time: 1,
+		Req: &SessionRequest{Timeout: 4000, Password: make([]byte, 16)}}).Marshal()})
+	snap, err := src.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s sink
+	if err := snap.Persist(&s); err != nil {
+		t.Fatal(err)
+	}
+	snap.Release()
+
+	n, err := Open(DefaultConfig(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	for _, id := range []int64{0x100, 0x200} {
+		n.sessionConns.of(id).whileNewest(1, func() {})
+	}
+	if err := n.FSM.Restore(io.NopCloser(bytes.NewReader(s.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	var kept []int64
+	n.sessionConns.claims.Range(func(k, _ any) bool {
+		kept = append(kept, k.(int64))
+		return true
+	})
+	if len(kept) != 1 || kept[0] != 0x100 {
+		t.Fatalf("claims after the snapshot install: %#x, want only 0x100's", kept)
 	}
 }

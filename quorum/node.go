@@ -264,6 +264,7 @@ func Open(cfg Config) (*Node, error) {
 			n.sessionConns.forget(id)
 		}
 	}
+	fsm.sessionsReplaced = func(has func(int64) bool) { n.sessionConns.prune(has) }
 	fsm.OnSessionClosed = cfg.OnSessionClosed
 	fsm.OnSessionMoved = cfg.OnSessionMoved
 	n.membersChanged = make(chan struct{}, 1)
