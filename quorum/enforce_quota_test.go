@@ -1,8 +1,6 @@
 package quorum
 
 import (
-	"bytes"
-	"io"
 	"testing"
 
 	"github.com/zkraft/zkraft/datatree"
@@ -29,16 +27,8 @@ func TestEnforceQuotaEntry(t *testing.T) {
 	if rs[5].Err != jute.OK || rs[6].Err != jute.OK || rs[7].Err != jute.ErrQuotaExceeded {
 		t.Fatalf("results %v %v %v", rs[5].Err, rs[6].Err, rs[7].Err)
 	}
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sk sink
-	if err := snap.Persist(&sk); err != nil {
-		t.Fatal(err)
-	}
 	g := NewFSM(datatree.Options{})
-	if err := g.Restore(io.NopCloser(bytes.NewReader(sk.Bytes()))); err != nil {
+	if err := g.Restore(snapshotReader(snapshotOf(t, f))); err != nil {
 		t.Fatal(err)
 	}
 	if !g.EnforceQuota() {

@@ -101,19 +101,30 @@ func (s *sink) ID() string    { return "test" }
 func (s *sink) Cancel() error { return nil }
 func (s *sink) Close() error  { return nil }
 
-func TestSnapshotRestore(t *testing.T) {
-	a := NewFSM(datatree.Options{ExtendedTypes: true})
-	applyAll(t, a, entries())
-	snap, err := a.Snapshot()
+// snapshotOf is a snapshot of f's state, as Persist writes it.
+func snapshotOf(t *testing.T, f *FSM) []byte {
+	t.Helper()
+	snap, err := f.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer snap.Release()
 	var s sink
 	if err := snap.Persist(&s); err != nil {
 		t.Fatal(err)
 	}
+	return s.Bytes()
+}
+
+// snapshotReader hands a snapshot to Restore.
+func snapshotReader(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
+
+func TestSnapshotRestore(t *testing.T) {
+	a := NewFSM(datatree.Options{ExtendedTypes: true})
+	applyAll(t, a, entries())
+	s := snapshotOf(t, a)
 	b := NewFSM(datatree.Options{ExtendedTypes: true})
-	if err := b.Restore(io.NopCloser(bytes.NewReader(s.Bytes()))); err != nil {
+	if err := b.Restore(snapshotReader(s)); err != nil {
 		t.Fatal(err)
 	}
 	da, na := digest(a)
@@ -121,9 +132,9 @@ func TestSnapshotRestore(t *testing.T) {
 	if da != db || na != nb || a.LastZxid() != b.LastZxid() {
 		t.Fatalf("restored state differs: %x/%d/%d vs %x/%d/%d", da, na, a.LastZxid(), db, nb, b.LastZxid())
 	}
-	bad := append([]byte(nil), s.Bytes()...)
+	bad := append([]byte(nil), s...)
 	bad[len(bad)/2] ^= 0xff
-	if err := NewFSM(datatree.Options{}).Restore(io.NopCloser(bytes.NewReader(bad))); err == nil {
+	if err := NewFSM(datatree.Options{}).Restore(snapshotReader(bad)); err == nil {
 		t.Fatal("a damaged snapshot was restored")
 	}
 }

@@ -2,8 +2,6 @@ package quorum
 
 import (
 	"bufio"
-	"bytes"
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -270,16 +268,7 @@ func TestSnapshotInstallDropsTheClaimsOfSessionsItHasNot(t *testing.T) {
 	src := NewFSM(datatree.Options{})
 	src.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: (&Entry{Session: 0x100, Op: jute.OpCreateSession, Time: 1,
 		Req: &SessionRequest{Timeout: 4000, Password: make([]byte, 16)}}).Marshal()})
-	snap, err := src.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s sink
-	if err := snap.Persist(&s); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
-
+	snapshot := snapshotOf(t, src)
 	n, err := Open(DefaultConfig(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +277,7 @@ func TestSnapshotInstallDropsTheClaimsOfSessionsItHasNot(t *testing.T) {
 	for _, id := range []int64{0x100, 0x200} {
 		n.sessionConns.of(id).whileNewest(1, func() {})
 	}
-	if err := n.FSM.Restore(io.NopCloser(bytes.NewReader(s.Bytes()))); err != nil {
+	if err := n.FSM.Restore(snapshotReader(snapshot)); err != nil {
 		t.Fatal(err)
 	}
 	var kept []int64
