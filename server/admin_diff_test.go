@@ -50,8 +50,7 @@ func TestAdminServerMatchesZooKeeper(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
-			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,8 +186,7 @@ func TestAdminServerClusterCommandsMatchZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) map[string]map[string]any {
 		port := mustFreePort(t)
-		c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
-			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,8 +270,7 @@ func TestAdminEnvironmentIsEnvi(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	check := func(start func(ztest.Options) (*ztest.Server, error)) []string {
 		port := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
-			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,8 +322,7 @@ func TestAdminConnectionInfoMatchesZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	run := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
 		port := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
-			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,8 +379,7 @@ func TestAdminOwnClientAddressMatchesZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) string {
 		port := mustFreePort(t)
-		c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
-			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -436,8 +431,7 @@ func TestAdminLastSnapshotMatchesZooKeeper(t *testing.T) {
 	}
 	run := func(start func(ztest.Options) (*ztest.Server, error)) string {
 		port := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"snapCount": "10",
-			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}})
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port, "snapCount", "10")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -484,8 +478,7 @@ func TestAdminCommandURLMatchesZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
 		port := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"admin.enableServer": "true",
-			"admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1", "admin.commandURL": "/zk"}})
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port, "admin.commandURL", "/zk")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,4 +499,14 @@ func TestAdminCommandURLMatchesZooKeeper(t *testing.T) {
 	if strings.Join(zk, "|") != strings.Join(us, "|") {
 		t.Errorf("admin.commandURL=/zk:\nzkraft    %q\nZooKeeper %q", us, zk)
 	}
+}
+
+// adminConfig is the zoo.cfg of a server whose AdminServer listens on 127.0.0.1:port, with
+// the extra keys and values given in pairs.
+func adminConfig(port int, kv ...string) map[string]string {
+	cfg := map[string]string{"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		cfg[kv[i]] = kv[i+1]
+	}
+	return cfg
 }

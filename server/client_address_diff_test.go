@@ -27,8 +27,7 @@ func TestIPv6ClientAddressesMatchZooKeeper(t *testing.T) {
 	adminAddr := regexp.MustCompile(`"remote_socket_address" ?: "([^"]*)"`)
 	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
 		admin := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"clientPortAddress": "0.0.0.0",
-			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(admin), "admin.serverAddress": "127.0.0.1"}})
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(admin, "clientPortAddress", "0.0.0.0")})
 		if err != nil {
 			t.Fatal(err)
 		}

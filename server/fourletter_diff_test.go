@@ -132,9 +132,7 @@ func TestWatchCountsMatchZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	report := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
 		port, metricsPort := mustFreePort(t), mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
-			"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(port), "admin.serverAddress": "127.0.0.1",
-			"metricsProvider.httpHost": "127.0.0.1", "metricsProvider.httpPort": fmt.Sprint(metricsPort)}})
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port, "metricsProvider.httpHost", "127.0.0.1", "metricsProvider.httpPort", fmt.Sprint(metricsPort))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,8 +490,7 @@ func TestAuthFailedCountMatchesZooKeeper(t *testing.T) {
 // (one member binds it, the others cannot), stops the two others than the one that bound
 // it and runs f on that one once srvr says it does not serve.
 func withMemberWithoutQuorum(t *testing.T, start func(int, ztest.Options) (*ztest.Cluster, error), adminPort int, f func(m *ztest.Server)) {
-	c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{
-		"admin.enableServer": "true", "admin.serverPort": fmt.Sprint(adminPort), "admin.serverAddress": "127.0.0.1"}})
+	c, err := start(3, ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(adminPort)})
 	if err != nil {
 		t.Fatal(err)
 	}
