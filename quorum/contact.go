@@ -43,7 +43,7 @@ func (t *contactTransport) AppendEntriesPipeline(id raft.ServerID, target raft.S
 	if err != nil {
 		return nil, err
 	}
-	return clampedPipeline{AppendPipeline: p, log: t.log}, nil
+	return newPipeline(p, t.log), nil
 }
 
 // answeredSince reports whether the member with id answered this server since t.

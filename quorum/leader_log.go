@@ -142,14 +142,3 @@ func (l *leaderLog) clampCommit(args *raft.AppendEntriesRequest) {
 		args.LeaderCommitIndex = s
 	}
 }
-
-// clampedPipeline is raft's pipelined replication with the commit index clamped.
-type clampedPipeline struct {
-	raft.AppendPipeline
-	log *leaderLog
-}
-
-func (p clampedPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
-	p.log.clampCommit(args)
-	return p.AppendPipeline.AppendEntries(args, resp)
-}
