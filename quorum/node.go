@@ -613,6 +613,7 @@ func (n *Node) watchLeadership() {
 		case <-n.done:
 			return
 		case leader := <-n.notify:
+			n.paceHeartbeats(leader)
 			if leader {
 				if err := n.raft.Barrier(0).Error(); err != nil {
 					n.cfg.Logger.Warn("barrier after election failed", "err", err)
