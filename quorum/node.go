@@ -70,6 +70,8 @@ type Config struct {
 	// wrapDeferring, if set (tests only), wraps the store the leader's deferred writes
 	// go through, to hold their durability back.
 	wrapDeferring func(deferringStore) deferringStore
+	// wrapLogs, if set (tests only), wraps the log store raft is given.
+	wrapLogs func(raft.LogStore) raft.LogStore
 	// noCommitNotices (tests only) keeps the leader's streams from sending commit
 	// notices, so a test sees what durable notices do alone.
 	noCommitNotices bool
@@ -300,7 +302,11 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	fsm.OnRestored = cfg.OnRestored // after restoreNewest: only a leader's snapshot counts
-	r, err := raft.NewRaft(rc, fsm, logs, store.Stable, snaps, trans)
+	var raftLogs raft.LogStore = logs
+	if cfg.wrapLogs != nil {
+		raftLogs = cfg.wrapLogs(logs)
+	}
+	r, err := raft.NewRaft(rc, fsm, raftLogs, store.Stable, snaps, trans)
 	if err != nil {
 		if c, ok := trans.(io.Closer); ok {
 			c.Close()

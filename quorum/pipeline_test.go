@@ -1,11 +1,17 @@
 package quorum
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/jute"
 )
 
 // tcpTransport is raft's TCP transport on a loopback port, closed with the test.
@@ -91,4 +97,83 @@ func TestARefusedBatchDoesNotWedgeThePipelinesSender(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close still waits after 5 s")
 	}
+}
+
+// refusingLogs fails its member's next refuse stores, as a full disk would: raft then
+// answers that AppendEntries unsuccessful.
+type refusingLogs struct {
+	raft.LogStore
+	refuse atomic.Int32
+}
+
+func (l *refusingLogs) StoreLogs(es []*raft.Log) error {
+	if len(es) > 0 && l.refuse.Add(-1) >= 0 {
+		return errors.New("refused by the test")
+	}
+	return l.LogStore.StoreLogs(es)
+}
+
+// A follower that refuses a batch while the leader pipelines writes to it gets the log
+// again, ten times over. On raft's own pipeline a refusal wedged the leader's sender to
+// that follower whenever it sent twice more before it saw the decoder gone (see the test
+// above), and the follower then never got another entry.
+func TestAFollowerThatRefusedABatchGetsTheLogAgain(t *testing.T) {
+	peers := threePeers(t)
+	var mu sync.Mutex
+	stores := map[string]*refusingLogs{}
+	nodes := openMembersWith(t, peers, func(p Peer, c *Config) {
+		c.CommitTimeout = 5 * time.Millisecond
+		c.wrapLogs = func(l raft.LogStore) raft.LogStore {
+			r := &refusingLogs{LogStore: l}
+			mu.Lock()
+			stores[p.ID] = r
+			mu.Unlock()
+			return r
+		}
+	})
+	leader, follower := leaderAndFollowerOf(t, nodes)
+	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	waitSame(t, nodes)
+	mu.Lock()
+	refusing := stores[follower.cfg.ID]
+	mu.Unlock()
+
+	// Writes flow all along, so the leader has more to send right after each refusal.
+	stop := make(chan struct{})
+	failed := make(chan error, 1)
+	go func() {
+		defer close(failed)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var fs []Future
+			for j := range 10 {
+				fs = append(fs, leader.Propose(&Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: fmt.Sprintf("/w%d-%d", i, j), Acl: open}}))
+			}
+			for _, f := range fs {
+				if err := f.Error(); err != nil {
+					failed <- err
+					return
+				}
+			}
+		}
+	}()
+	for round := range 10 {
+		refusing.refuse.Store(1)
+		for deadline := time.Now().Add(5 * time.Second); refusing.refuse.Load() >= 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				close(stop)
+				t.Fatalf("round %d: the follower was sent no batch for 5 s while writes flowed", round)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(stop)
+	if err := <-failed; err != nil {
+		t.Fatal(err)
+	}
+	waitSame(t, nodes) // fails after 15 s if the follower gets no more entries
 }
