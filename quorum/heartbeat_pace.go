@@ -11,22 +11,33 @@ package quorum
 // pings each follower every half tick, ten times its syncLimit window.)
 const leaderHeartbeatSlowdown = 2
 
-// paceHeartbeats sets raft's HeartbeatTimeout for the role this member just took. The
-// leader's replication backoff after a failed RPC is capped by the same setting, at half
-// of it: a member that comes back is heard from up to a quarter of a second later.
-func (n *Node) paceHeartbeats(leading bool) {
-	if !n.IsClustered() {
-		return
-	}
-	rc := n.raft.ReloadableConfig()
-	rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.HeartbeatTimeout, n.cfg.HeartbeatTimeout
-	if leading {
-		// Raft asks for an election timeout no shorter; a leader does not use it, and
-		// it is put back before this member can stand in an election.
-		rc.HeartbeatTimeout *= leaderHeartbeatSlowdown
-		rc.ElectionTimeout = rc.HeartbeatTimeout
-	}
-	if err := n.raft.ReloadConfig(rc); err != nil {
-		n.cfg.Logger.Warn("cannot set the heartbeat pace", "leading", leading, "err", err)
+// paceHeartbeats follows raft's LeaderCh, which always holds the newest leadership and
+// never makes raft wait, on a goroutine of its own: nothing that a new leader does first
+// (watchLeadership's barrier waits for the FSM) may delay putting the timeouts back when
+// leadership is lost, since a member that follows or stands for election meanwhile would
+// wait twice as long before it calls one.
+//
+// Raft requires an ElectionTimeout no shorter than the HeartbeatTimeout, so a leader's is
+// raised with it. A leader uses it only to bound a leadership transfer (HandOver, when a
+// server stops), which may so take up to twice as long to give up. Raft's backoff after a
+// failed heartbeat is capped at half the HeartbeatTimeout: a member that comes back is
+// heard from up to that much later.
+func (n *Node) paceHeartbeats() {
+	for {
+		var leading bool
+		select {
+		case <-n.done:
+			return
+		case leading = <-n.raft.LeaderCh():
+		}
+		rc := n.raft.ReloadableConfig()
+		rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.HeartbeatTimeout, n.cfg.HeartbeatTimeout
+		if leading {
+			rc.HeartbeatTimeout *= leaderHeartbeatSlowdown
+			rc.ElectionTimeout = rc.HeartbeatTimeout
+		}
+		if err := n.raft.ReloadConfig(rc); err != nil {
+			n.cfg.Logger.Warn("cannot set the heartbeat pace", "leading", leading, "err", err)
+		}
 	}
 }

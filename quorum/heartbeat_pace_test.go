@@ -10,47 +10,42 @@ import (
 func TestOnlyTheLeaderHeartbeatsSlower(t *testing.T) {
 	_, _, nodes := openThree(t)
 	base := 100 * time.Millisecond // openMember's
-	paced := func(leader *Node) bool {
+	// paced reports the one member that leads, if its timeouts are the slowed ones and
+	// every other member's the configured ones.
+	paced := func() *Node {
+		var leader *Node
 		for _, n := range nodes {
 			want := base
-			if n == leader {
-				want = base * leaderHeartbeatSlowdown
+			if n.IsLeader() {
+				if leader != nil {
+					return nil
+				}
+				leader, want = n, base*leaderHeartbeatSlowdown
 			}
-			rc := n.raft.ReloadableConfig()
-			if rc.HeartbeatTimeout != want || rc.ElectionTimeout != want {
-				return false
+			if rc := n.raft.ReloadableConfig(); rc.HeartbeatTimeout != want || rc.ElectionTimeout != want {
+				return nil
 			}
 		}
-		return true
+		return leader
 	}
-	waitPaced := func(leader *Node, when string) {
+	waitPaced := func(when string, not *Node) *Node {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !paced(leader); time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if l := paced(); l != nil && l != not {
+				return l
+			}
 			if time.Now().After(deadline) {
 				for id, n := range nodes {
 					rc := n.raft.ReloadableConfig()
 					t.Logf("member %s leading %v: heartbeat %v, election %v", id, n.IsLeader(), rc.HeartbeatTimeout, rc.ElectionTimeout)
 				}
-				t.Fatalf("%s: the leader's timeouts are not %dx the configured %v, or another member's are not that", when, leaderHeartbeatSlowdown, base)
+				t.Fatalf("%s: no leader's timeouts are %dx the configured %v with every other member's at it", when, leaderHeartbeatSlowdown, base)
 			}
 		}
 	}
-	first := leaderOf(t, nodes)
-	waitPaced(first, "after the first election")
-
+	first := waitPaced("after the first election", nil)
 	if err := first.HandOver(5 * time.Second); err != nil {
-		t.Logf("hand-over: %v", err) // a loaded machine may finish it later; the wait below asks
+		t.Logf("hand-over: %v", err) // a loaded machine may finish it later; the wait asks
 	}
-	var second *Node
-	for deadline := time.Now().Add(15 * time.Second); second == nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no other member leads after the hand-over")
-		}
-		for _, n := range nodes {
-			if n != first && n.IsLeader() {
-				second = n
-			}
-		}
-	}
-	waitPaced(second, "after the hand-over")
+	waitPaced("after the hand-over", first)
 }

@@ -333,6 +333,7 @@ func Open(cfg Config) (*Node, error) {
 		go n.fwd.dialLoop(leaderChanged)
 		go n.fwd.pingLoop(cfg.TickTime / 2)
 		go n.catch.run(n.done)
+		go n.paceHeartbeats()
 	}
 	go n.watchLeadership()
 	return n, nil
@@ -619,7 +620,6 @@ func (n *Node) watchLeadership() {
 		case <-n.done:
 			return
 		case leader := <-n.notify:
-			n.paceHeartbeats(leader)
 			if leader {
 				if err := n.raft.Barrier(0).Error(); err != nil {
 					n.cfg.Logger.Warn("barrier after election failed", "err", err)

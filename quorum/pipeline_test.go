@@ -26,9 +26,10 @@ func tcpTransport(t *testing.T) *raft.NetworkTransport {
 }
 
 // Raft's pipeline decoder returns at a refused batch, and its sender may send more before
-// it notices. Those sends must return: on raft's own pipeline the third one after the
-// refusal waits forever (the transport's queues are unbuffered and nobody reads its
-// answers), and so does the Close deferred behind it.
+// it notices. Those sends must return: on raft's own pipeline the second one after the
+// refusal waits forever (the transport's queues are unbuffered: the first is taken by
+// the transport's answer reader, which then waits for a decoder that is gone), and so
+// does the Close deferred behind it.
 func TestARefusedBatchDoesNotWedgeThePipelinesSender(t *testing.T) {
 	leader, follower := tcpTransport(t), tcpTransport(t)
 	stop := make(chan struct{})
@@ -48,13 +49,17 @@ func TestARefusedBatchDoesNotWedgeThePipelinesSender(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newPipeline(inner, nil)
+	t.Cleanup(func() { p.Close() })
 	decoded := make(chan int, 1)
 	go func() { // raft's decoder: its tests for stopping, and nothing else
-		n := 0
-		for f := range p.Consumer() {
-			n++
-			if !f.Response().Success || f.Response().Term > f.Request().Term {
-				decoded <- n
+		for n := 1; ; n++ {
+			select {
+			case f := <-p.Consumer():
+				if !f.Response().Success || f.Response().Term > f.Request().Term {
+					decoded <- n
+					return
+				}
+			case <-stop:
 				return
 			}
 		}
@@ -106,6 +111,13 @@ type refusingLogs struct {
 	refuse atomic.Int32
 }
 
+// IsMonotonic passes the store's answer on, as raft's choice of how to drop old entries
+// depends on it (raft.MonotonicLogStore).
+func (l *refusingLogs) IsMonotonic() bool {
+	m, ok := l.LogStore.(raft.MonotonicLogStore)
+	return ok && m.IsMonotonic()
+}
+
 func (l *refusingLogs) StoreLogs(es []*raft.Log) error {
 	if len(es) > 0 && l.refuse.Add(-1) >= 0 {
 		return errors.New("refused by the test")
@@ -116,7 +128,9 @@ func (l *refusingLogs) StoreLogs(es []*raft.Log) error {
 // A follower that refuses a batch while the leader pipelines writes to it gets the log
 // again, ten times over. On raft's own pipeline a refusal wedged the leader's sender to
 // that follower whenever it sent twice more before it saw the decoder gone (see the test
-// above), and the follower then never got another entry.
+// above), and the follower then never got another entry; the test then fails a round,
+// and its cleanup waits on raft's Shutdown, which waits on the wedged sender, until the
+// package's timeout.
 func TestAFollowerThatRefusedABatchGetsTheLogAgain(t *testing.T) {
 	peers := threePeers(t)
 	var mu sync.Mutex
@@ -164,6 +178,11 @@ func TestAFollowerThatRefusedABatchGetsTheLogAgain(t *testing.T) {
 	for round := range 10 {
 		refusing.refuse.Store(1)
 		for deadline := time.Now().Add(5 * time.Second); refusing.refuse.Load() >= 0; time.Sleep(time.Millisecond) {
+			select {
+			case err := <-failed:
+				t.Fatalf("round %d: a write failed: %v", round, err)
+			default:
+			}
 			if time.Now().After(deadline) {
 				close(stop)
 				t.Fatalf("round %d: the follower was sent no batch for 5 s while writes flowed", round)

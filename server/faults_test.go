@@ -275,10 +275,10 @@ func TestFaultFollowerPausedShorterThanSessionTimeout(t *testing.T) {
 
 // A follower paused (SIGSTOP) for longer than the members' peer timeout (10 s) while a
 // client writes through the leader: the leader's replication to it times out and ends
-// (its pipeline's answer or its send). Once resumed, the follower must get the log again
-// and serve every write acknowledged meanwhile. (The wedge quorum/pipeline.go mends did
-// not show here in four runs without the mend: the send's own timeout ends that
-// pipeline first. TestARefusedBatchDoesNotWedgeThePipelinesSender shows it.)
+// (the pipeline's answer reader gives up after 10 s and closes the connection, so the
+// send waiting behind it fails). Once resumed, the follower must get the log again and
+// serve every write acknowledged meanwhile. This path does not reach the wedge that
+// quorum/pipeline.go mends (a refusal on a live connection); the quorum tests show that.
 func TestFaultFollowerPausedLongerThanThePeerTimeout(t *testing.T) {
 	c := faultCluster(t, 3)
 	l := c.Leader()
