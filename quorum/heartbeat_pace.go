@@ -1,5 +1,7 @@
 package quorum
 
+import "time"
+
 // leaderHeartbeatSlowdown is how many times raft's own pace a leader heartbeats at.
 // hashicorp/raft derives both ends from one setting: a follower calls an election after
 // one to two HeartbeatTimeouts without its leader, and a leader heartbeats each follower
@@ -10,6 +12,13 @@ package quorum
 // and hear from a live one two and a half to ten times a window. (A ZooKeeper leader
 // pings each follower every half tick, ten times its syncLimit window.)
 const leaderHeartbeatSlowdown = 2
+
+// slowedFrom is the shortest configured HeartbeatTimeout a leader slows down at. The
+// slack between a follower's shortest wait and the longest gap between heartbeats falls
+// from 0.8 to 0.6 of the timeout; below 250 ms (tickTime under a second, as in the
+// in-process tests) that is under 150 ms, within what a loaded machine's scheduling may
+// take, so raft's own pace stays.
+const slowedFrom = 250 * time.Millisecond
 
 // paceHeartbeats follows raft's LeaderCh, which always holds the newest leadership and
 // never makes raft wait, on a goroutine of its own: nothing that a new leader does first
@@ -32,7 +41,7 @@ func (n *Node) paceHeartbeats() {
 		}
 		rc := n.raft.ReloadableConfig()
 		rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.HeartbeatTimeout, n.cfg.HeartbeatTimeout
-		if leading {
+		if leading && n.cfg.HeartbeatTimeout >= slowedFrom {
 			rc.HeartbeatTimeout *= leaderHeartbeatSlowdown
 			rc.ElectionTimeout = rc.HeartbeatTimeout
 		}

@@ -6,10 +6,11 @@ import (
 )
 
 // A leader heartbeats at leaderHeartbeatSlowdown times raft's pace, and every member that
-// does not lead keeps the configured timeout, through a hand-over too.
+// does not lead keeps the configured timeout, through a hand-over too. (Below slowedFrom,
+// as in the other tests here, every member keeps it.)
 func TestOnlyTheLeaderHeartbeatsSlower(t *testing.T) {
-	_, _, nodes := openThree(t)
-	base := 100 * time.Millisecond // openMember's
+	base := slowedFrom
+	nodes := openMembersWith(t, threePeers(t), func(_ Peer, c *Config) { c.HeartbeatTimeout = base })
 	// paced reports the one member that leads, if its timeouts are the slowed ones and
 	// every other member's the configured ones.
 	paced := func() *Node {
@@ -48,4 +49,14 @@ func TestOnlyTheLeaderHeartbeatsSlower(t *testing.T) {
 		t.Logf("hand-over: %v", err) // a loaded machine may finish it later; the wait asks
 	}
 	waitPaced("after the hand-over", first)
+}
+
+// Below slowedFrom a leader keeps raft's pace.
+func TestAShortHeartbeatTimeoutIsNotSlowed(t *testing.T) {
+	_, _, nodes := openThree(t) // 100 ms
+	leader := leaderOf(t, nodes)
+	time.Sleep(500 * time.Millisecond) // pacing takes a few milliseconds after an election
+	if rc := leader.raft.ReloadableConfig(); rc.HeartbeatTimeout != 100*time.Millisecond || rc.ElectionTimeout != 100*time.Millisecond {
+		t.Fatalf("a leader at a 100 ms timeout has heartbeat %v, election %v", rc.HeartbeatTimeout, rc.ElectionTimeout)
+	}
 }
