@@ -50,6 +50,9 @@ type Server struct {
 	command func() *exec.Cmd
 	waited  chan struct{}
 	logf    func(format string, args ...any)
+	// securePort is the configured secureClientPort (0: none), which serving also waits
+	// for: ZooKeeper opens it after srvr first answers on the plain port.
+	securePort int
 }
 
 const (
@@ -275,6 +278,7 @@ func start(name string, opts Options, base func(string, int) map[string]string, 
 	}
 	s := &Server{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, DataDir: dataDir, tmp: tmp, cfg: cfg, logf: opts.Logf,
 		command: func() *exec.Cmd { return command(cfg, tmp) }}
+	fmt.Sscan(opts.ExtraConfig["secureClientPort"], &s.securePort)
 	if err := s.launch(); err != nil {
 		return nil, err
 	}
@@ -310,11 +314,12 @@ func (s *Server) launch() error {
 	return nil
 }
 
-// awaitServing waits until srvr reports a mode (ruok answers before ZooKeeper serves).
+// awaitServing waits until srvr reports a mode (ruok answers before ZooKeeper serves) and
+// the secure client port, if one is configured, listens.
 func (s *Server) awaitServing(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
-		if out, err := FourLetter(s.Addr, "srvr"); err == nil && strings.Contains(out, "\nMode: ") {
+		if out, err := FourLetter(s.Addr, "srvr"); err == nil && strings.Contains(out, "\nMode: ") && (s.securePort <= 0 || listening(s.securePort)) {
 			if s.logf != nil {
 				s.logf("ztest: %s serving on %s (pid %d)", s.Name, s.Addr, s.Cmd.Process.Pid)
 			}
@@ -444,4 +449,23 @@ func FourLetter(addr, cmd string) (string, error) {
 			return b.String(), nil
 		}
 	}
+}
+
+// listening reports whether a socket listens on port, read from /proc/net/tcp and tcp6
+// so that asking opens no connection a server would count or log.
+func listening(port int) bool {
+	want := fmt.Sprintf(":%04X", port)
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) > 3 && strings.HasSuffix(f[1], want) && f[3] == "0A" { // 0A: LISTEN
+				return true
+			}
+		}
+	}
+	return false
 }
