@@ -70,8 +70,10 @@ func (f *FSM) applyRun(logs []*raft.Log, out []interface{}) {
 		}
 		es[i], last = e, l
 	}
-	f.appliedIndex.Store(logs[len(logs)-1].Index)
+	end := logs[len(logs)-1].Index
+	f.appliedIndex.Store(end)
 	if last == nil {
+		f.appliedThrough(end)
 		return
 	}
 	// The entries are committed: in a cluster the members hear of them before they are
@@ -84,6 +86,14 @@ func (f *FSM) applyRun(logs []*raft.Log, out []interface{}) {
 		hi := min(lo+applyHold, len(logs))
 		f.applyHeld(logs[lo:hi], es[lo:hi], out[lo:hi])
 	}
+	f.appliedThrough(end)
+}
+
+// appliedThrough publishes that every entry up to index is applied, and wakes the waits
+// that satisfies (waitThrough; a zxid is the index of its command, so WaitApplied's too).
+func (f *FSM) appliedThrough(index uint64) {
+	f.through.Store(index)
+	f.zxidWaits.release(int64(index))
 }
 
 // applyHeld applies the decoded commands es (nil for the entries of logs that are no

@@ -16,7 +16,7 @@ import (
 // goes to reach, which logs a peer's outages.
 //
 // It also clamps the commit index of every AppendEntries it sends to what is durable on
-// this member (leaderLog.clampCommit).
+// this member (leaderLog.clampCommit), and notes what each follower stored (fresh_read.go).
 type contactTransport struct {
 	*raft.NetworkTransport
 	answered sync.Map // raft.ServerID -> time.Time
@@ -35,6 +35,9 @@ func (t *contactTransport) AppendEntries(id raft.ServerID, target raft.ServerAdd
 	}
 	t.answered.Store(id, time.Now())
 	t.reach.answered(id)
+	if t.log != nil {
+		t.log.followers.noteAccepted(id, args, resp)
+	}
 	return nil
 }
 
@@ -43,7 +46,7 @@ func (t *contactTransport) AppendEntriesPipeline(id raft.ServerID, target raft.S
 	if err != nil {
 		return nil, err
 	}
-	return newPipeline(p, t.log), nil
+	return newPipeline(p, t.log, id), nil
 }
 
 // answeredSince reports whether the member with id answered this server since t.

@@ -6,8 +6,9 @@
 //
 // It knows nothing of sockets or the client protocol's framing: the server hands it
 // entries (a connection's writes through its Stream, anything else through Propose) and
-// reads through FSM.Read; watches fire into the watch registry, whose watchers the
-// server implements.
+// reads through FSM.Read (after Node.WaitFreshRead, which on a leader waits for what a
+// majority stored to be applied, fresh_read.go); watches fire into the watch registry,
+// whose watchers the server implements.
 //
 // Entry format and upgrades: an entry is a type byte and a Jute-encoded body (see
 // entry.go). A server panics on a type byte it does not know, so a new entry type or a

@@ -66,6 +66,9 @@ type FSM struct {
 	// returns them.
 	applyMu      sync.Mutex
 	appliedIndex atomic.Uint64
+	// through is the Raft index up to which every entry is applied and its changes are
+	// in the tree (appliedIndex moves first, when a run starts); waitThrough waits on it.
+	through      atomic.Uint64
 	early        []earlyResult
 	earlyApplied atomic.Uint64
 	// Of those, the ones a durable notice allowed.
@@ -320,6 +323,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.tree, f.sessions = st.Tree, st.Sessions
 	f.lastZxid.Store(st.Zxid)
 	f.appliedIndex.Store(uint64(st.Zxid))
+	f.through.Store(uint64(st.Zxid))
 	f.early = nil
 	f.loadMembers()
 	f.mu.Unlock()

@@ -43,6 +43,8 @@ type leaderLog struct {
 	stored atomic.Pointer[commitPoint]
 	// onDurable wakes the peer streams' writers when a deferred batch is durable.
 	onDurable func()
+	// followers is what each follower last said it stored (fresh_read.go).
+	followers followerPoints
 }
 
 // storedDeferred records es, just stored deferred, as the newest deferred batch. If its

@@ -178,6 +178,8 @@ type Node struct {
 	proposalSizes *proposalSizes
 	// reconfig is the reconfig this member let through as leader (judgeReconfig).
 	reconfig pendingReconfig
+	// freshReadWait bounds WaitFreshRead (the constant; tests set it longer).
+	freshReadWait time.Duration
 }
 
 // Open starts a node: with no peers a one-voter Raft cluster over an in-memory
@@ -232,7 +234,7 @@ func Open(cfg Config) (*Node, error) {
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
-	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes(),
+	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes(), freshReadWait: freshReadWait,
 		logFailed: make(chan error, 1)}
 	if fl, ok := store.Log.(interface{ OnFailed(func(error)) }); ok {
 		fl.OnFailed(func(err error) { n.logFailed <- err }) // once: the buffer holds it

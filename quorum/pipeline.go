@@ -21,14 +21,15 @@ import (
 // and closes the pipeline, and replication to that follower starts again.
 type pipeline struct {
 	raft.AppendPipeline
+	id   raft.ServerID // the follower's
 	log  *leaderLog
 	out  chan raft.AppendFuture
 	done chan struct{}
 	once sync.Once
 }
 
-func newPipeline(p raft.AppendPipeline, log *leaderLog) *pipeline {
-	pl := &pipeline{AppendPipeline: p, log: log, out: make(chan raft.AppendFuture), done: make(chan struct{})}
+func newPipeline(p raft.AppendPipeline, log *leaderLog, id raft.ServerID) *pipeline {
+	pl := &pipeline{AppendPipeline: p, id: id, log: log, out: make(chan raft.AppendFuture), done: make(chan struct{})}
 	go pl.forward()
 	return pl
 }
@@ -46,9 +47,10 @@ func (p *pipeline) Close() error {
 	return p.AppendPipeline.Close()
 }
 
-// forward hands raft each answered batch until raft's decoder has returned (the answer
-// it returns at was handed over), then drops the rest, so the transport never waits on a
-// reader that is gone. It ends with Close.
+// forward notes what the follower stored (fresh_read.go) and hands raft each answered
+// batch until raft's decoder has returned (the answer it returns at was handed over),
+// then drops the rest, so the transport never waits on a reader that is gone. It ends
+// with Close.
 func (p *pipeline) forward() {
 	in := p.AppendPipeline.Consumer()
 	decoding := true
@@ -60,6 +62,9 @@ func (p *pipeline) forward() {
 			}
 			req, resp := f.Request(), f.Response()
 			decoding = resp.Success && resp.Term <= req.Term // the decoder's own tests
+			if p.log != nil {
+				p.log.followers.noteAccepted(p.id, req, resp)
+			}
 			select {
 			case p.out <- f:
 			case <-p.done:

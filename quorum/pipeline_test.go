@@ -48,7 +48,7 @@ func TestARefusedBatchDoesNotWedgeThePipelinesSender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPipeline(inner, nil)
+	p := newPipeline(inner, nil, "follower")
 	t.Cleanup(func() { p.Close() })
 	decoded := make(chan int, 1)
 	go func() { // raft's decoder: its tests for stopping, and nothing else

@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// zxidWaits are callers waiting until a zxid is applied here (FSM.WaitApplied). The
-// apply path looks at it only when someone waits: it stores lastZxid, then reads n; a
-// waiter adds itself (n), then reads lastZxid, so one of the two always sees the other.
+// zxidWaits are callers waiting until a zxid, or every entry up to an index, is applied
+// here (FSM.WaitApplied, FSM.waitThrough). The apply path looks at it only when someone
+// waits: it stores lastZxid or through, then reads n; a waiter adds itself (n), then
+// reads what it waits on, so one of the two always sees the other.
 type zxidWaits struct {
 	n  atomic.Int32
 	mu sync.Mutex
@@ -64,11 +65,24 @@ func (z *zxidWaits) remove(ch chan struct{}) {
 // WaitApplied waits until this member has applied zxid, for at most timeout, and
 // reports whether it has.
 func (f *FSM) WaitApplied(zxid int64, timeout time.Duration) bool {
-	if f.LastZxid() >= zxid {
+	return f.wait(zxid, timeout, func() bool { return f.LastZxid() >= zxid })
+}
+
+// waitThrough waits until every entry up to index is applied here (through), for at most
+// timeout, and reports whether it is. Unlike WaitApplied it is satisfied by an index that
+// is not a command's (a no-op, a configuration).
+func (f *FSM) waitThrough(index uint64, timeout time.Duration) bool {
+	return f.wait(int64(index), timeout, func() bool { return f.through.Load() >= index })
+}
+
+// wait waits, for at most timeout, until done says yes; the apply path wakes it when it
+// has applied up to at least key (release), after it made done true.
+func (f *FSM) wait(key int64, timeout time.Duration, done func() bool) bool {
+	if done() {
 		return true
 	}
-	ch := f.zxidWaits.add(zxid)
-	if f.LastZxid() >= zxid { // applied while the wait was being added
+	ch := f.zxidWaits.add(key)
+	if done() { // applied while the wait was being added
 		f.zxidWaits.remove(ch)
 		return true
 	}
@@ -79,6 +93,6 @@ func (f *FSM) WaitApplied(zxid int64, timeout time.Duration) bool {
 		return true
 	case <-t.C:
 		f.zxidWaits.remove(ch)
-		return f.LastZxid() >= zxid
+		return done()
 	}
 }

@@ -447,6 +447,9 @@ func (c *conn) process(p *pending) bool {
 	case p.op == jute.OpCloseSession: // a local session's (refuseWrite): nothing to propose
 		c.answer(p, c.srv.node.FSM.LastZxid(), jute.OK, nil)
 	default:
+		if p.op != jute.OpPing {
+			c.srv.node.WaitFreshRead()
+		}
 		c.srv.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {
 			zxid := c.srv.node.FSM.LastZxid()
 			code, body := c.read(t, p, zxid)
