@@ -36,7 +36,7 @@ func (t *contactTransport) AppendEntries(id raft.ServerID, target raft.ServerAdd
 	t.answered.Store(id, time.Now())
 	t.reach.answered(id)
 	if t.log != nil {
-		t.log.followers.noteAccepted(id, args, resp)
+		t.log.noteAccepted(id, args, resp)
 	}
 	return nil
 }

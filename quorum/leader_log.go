@@ -43,8 +43,10 @@ type leaderLog struct {
 	stored atomic.Pointer[commitPoint]
 	// onDurable wakes the peer streams' writers when a deferred batch is durable.
 	onDurable func()
-	// followers is what each follower last said it stored (fresh_read.go).
+	// followers is what each follower last said it stored (fresh_read.go); self is this
+	// member's id.
 	followers followerPoints
+	self      raft.ServerID
 }
 
 // storedDeferred records es, just stored deferred, as the newest deferred batch. If its

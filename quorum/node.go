@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +76,8 @@ type Config struct {
 	// noCommitNotices (tests only) keeps the leader's streams from sending commit
 	// notices, so a test sees what durable notices do alone.
 	noCommitNotices bool
+	// freshReadWait, if set (tests only), bounds WaitFreshRead instead of freshReadWait.
+	freshReadWait time.Duration
 }
 
 // Peer is one cluster member: ZooKeeper's server.N line.
@@ -178,7 +181,7 @@ type Node struct {
 	proposalSizes *proposalSizes
 	// reconfig is the reconfig this member let through as leader (judgeReconfig).
 	reconfig pendingReconfig
-	// freshReadWait bounds WaitFreshRead (the constant; tests set it longer).
+	// freshReadWait bounds WaitFreshRead (the constant, or Config.freshReadWait).
 	freshReadWait time.Duration
 }
 
@@ -210,7 +213,7 @@ func Open(cfg Config) (*Node, error) {
 	rc.Logger = hlog
 	// A standalone server has no replication for its fdatasync to overlap: it stores
 	// every batch durably, as a deferred one would only add the syncer's hand-offs.
-	lead := &leaderLog{}
+	lead := &leaderLog{self: raft.ServerID(cfg.ID)}
 	if d, ok := store.Log.(deferringStore); ok && len(cfg.Peers) > 0 {
 		lead.store = d
 		if cfg.wrapDeferring != nil {
@@ -234,7 +237,7 @@ func Open(cfg Config) (*Node, error) {
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
-	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes(), freshReadWait: freshReadWait,
+	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes(), freshReadWait: cmp.Or(cfg.freshReadWait, freshReadWait),
 		logFailed: make(chan error, 1)}
 	if fl, ok := store.Log.(interface{ OnFailed(func(error)) }); ok {
 		fl.OnFailed(func(err error) { n.logFailed <- err }) // once: the buffer holds it

@@ -63,7 +63,7 @@ func (p *pipeline) forward() {
 			req, resp := f.Request(), f.Response()
 			decoding = resp.Success && resp.Term <= req.Term // the decoder's own tests
 			if p.log != nil {
-				p.log.followers.noteAccepted(p.id, req, resp)
+				p.log.noteAccepted(p.id, req, resp)
 			}
 			select {
 			case p.out <- f:

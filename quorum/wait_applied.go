@@ -75,8 +75,11 @@ func (f *FSM) waitThrough(index uint64, timeout time.Duration) bool {
 	return f.wait(int64(index), timeout, func() bool { return f.through.Load() >= index })
 }
 
-// wait waits, for at most timeout, until done says yes; the apply path wakes it when it
-// has applied up to at least key (release), after it made done true.
+// wait waits, for at most timeout, until done says yes. The apply path wakes it once
+// every command up to key is applied (release): after a hold of the tree's lock that
+// applied a command at or above key, or at the end of a run that reaches key, which
+// stores through first; done may still say no to a wake-up of the first kind, whose
+// commands are in the tree all the same.
 func (f *FSM) wait(key int64, timeout time.Duration, done func() bool) bool {
 	if done() {
 		return true

@@ -212,6 +212,13 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			// no write unanswered), so the reader runs it, and writes the reply itself
 			// unless another request is already buffered (the replies of pipelined
 			// reads then share one write).
+			if held && p.op != jute.OpPing && c.srv.node.FreshReadTarget() != 0 {
+				// The read will wait for the leader's apply: the replies before it go now.
+				held = false
+				if !c.flushHeld() {
+					return
+				}
+			}
 			if !held {
 				c.out.holdWake()
 				held = true
