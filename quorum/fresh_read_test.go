@@ -120,24 +120,52 @@ func openFreshThree(t *testing.T) map[string]*Node {
 }
 
 // A new leader's no-op and barrier, which the FSM never sees, leave its reads nothing to
-// wait for once the followers stored them.
+// wait for once the followers stored them: after a hand-over in a cluster whose first
+// leader wrote its membership and a command, the new leader writes nothing more.
 func TestANewLeadersReadsWaitForNothing(t *testing.T) {
 	nodes := openFreshThree(t)
-	leader := leaderOf(t, nodes)
-	deadline := time.Now().Add(10 * time.Second)
+	first := leaderOf(t, nodes)
+	propose(t, first, &Entry{Session: 7, Op: jute.OpCreateSession, Origin: first.ID(), Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	waitSame(t, nodes)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, ok := first.FSM.Members(); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first leader wrote no membership")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := first.HandOver(5 * time.Second); err != nil {
+		t.Logf("hand-over: %v", err) // another member may still win later; the wait below asks
+	}
+	var leader *Node
+	for leader == nil {
+		for _, n := range nodes {
+			if n != first && n.IsLeader() {
+				leader = n
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no other member leads")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	for {
 		c, _ := strconv.ParseUint(leader.Stats()["commit_index"], 10, 64)
 		if last := leader.raft.LastIndex(); c >= last && leader.lead.durableIndex(leader.raft) >= last {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the new leader's first entries not committed and durable after 10 s")
+			t.Fatal("the new leader's first entries not committed and durable")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	for range 30 {
-		if q := leader.FreshReadTarget(); q != 0 {
-			t.Fatalf("a read on a leader without writes would wait for index %d (applied through %d)", q, leader.FSM.through.Load())
+	deadline = time.Now().Add(2 * time.Second)
+	for q := leader.FreshReadTarget(); q != 0; q = leader.FreshReadTarget() {
+		if time.Now().After(deadline) {
+			t.Fatalf("a read on a new leader without writes would wait for index %d (applied through %d)", q, leader.FSM.through.Load())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
