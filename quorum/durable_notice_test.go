@@ -113,6 +113,10 @@ func noticeCluster(t *testing.T, members int) map[string]*Node {
 	return openMembersWith(t, peers, func(_ Peer, cfg *Config) {
 		cfg.CommitTimeout = time.Minute
 		cfg.noCommitNotices = true
+		// A leadership that moves while a write is proposed (100 ms timeouts lose it on a
+		// loaded machine) leaves that write waiting, on the member it went through, for
+		// raft's next AppendEntries: a minute here, past the session's timeout.
+		cfg.HeartbeatTimeout = 500 * time.Millisecond
 	})
 }
 
