@@ -133,6 +133,8 @@ type catchUp struct {
 	durableLogs logReader
 	term        func() uint64
 	lastStored  func() uint64
+	// recv is what this member received and raft has not stored yet (received.go).
+	recv *received
 
 	mu      sync.Mutex
 	want    commitPoint
@@ -160,13 +162,20 @@ func (c *catchUp) notice(p commitPoint) {
 		c.wantIndex.Store(p.index)
 	}
 	c.mu.Unlock()
-	if !c.fsm.applyCommitted(c.logs, p.index, p.term, nil, nil) {
+	if !c.apply(p) {
 		c.signal()
 	}
 }
 
-// arrived is told the last index of every batch raft stores, as raft starts writing it;
-// it wakes the loop once the noticed entry may be there.
+// apply applies up to the noticed point p from this member's log, or from what it
+// received, whichever holds it.
+func (c *catchUp) apply(p commitPoint) bool {
+	return c.fsm.applyCommitted(c.logs, p.index, p.term, nil, nil) || c.fsm.applyReceived(c.recv, p)
+}
+
+// arrived is told the last index of every batch raft stores, as raft starts writing it,
+// and of every batch received (received.add); it wakes the loop once the noticed entry
+// may be there.
 func (c *catchUp) arrived(last uint64) {
 	if w := c.wantIndex.Load(); last >= w && w > c.fsm.appliedIndex.Load() {
 		c.signal()
@@ -190,7 +199,7 @@ func (c *catchUp) run(done <-chan struct{}) {
 		c.mu.Lock()
 		p := c.want
 		c.mu.Unlock()
-		c.fsm.applyCommitted(c.logs, p.index, p.term, nil, nil)
+		c.apply(p)
 		c.applyDurable()
 	}
 }

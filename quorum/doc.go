@@ -7,7 +7,8 @@
 // It knows nothing of sockets or the client protocol's framing: the server hands it
 // entries (a connection's writes through its Stream, anything else through Propose) and
 // reads through FSM.Read (after Node.WaitFreshRead, which on a leader waits for what a
-// majority stored to be applied, fresh_read.go); watches fire into the watch registry,
+// majority stored to be applied, and on a follower for what its notices say another
+// member may have applied, fresh_read.go); watches fire into the watch registry,
 // whose watchers the server implements.
 //
 // Entry format and upgrades: an entry is a type byte and a Jute-encoded body (see
@@ -66,6 +67,13 @@
 //     hold state past the index raft records for it; restoring it sets appliedIndex to
 //     the state's own zxid, and the entries between that and raft's index, which raft
 //     then replays, are skipped or are not commands.
+//   - The member may also apply from the entries it received but raft has not stored yet
+//     (received.go): raft's follower reads no AppendEntries while it stores one, so its
+//     streams are read ahead of it (read_ahead.go). Those entries are a run the leader of
+//     one term sent; a leader never rewrites its log in its term, so the run is a piece of
+//     one log, and Log Matching holds for it as for the member's own: if it holds entry i
+//     with term t, its entries up to i are the committed ones. They are applied only if
+//     the run starts at or below the FSM's next index, so nothing between is missing.
 //
 // The leader's log write overlaps replication (leader_log.go). hashicorp/raft's leader
 // stores a batch before it replicates it, which put the leader's fdatasync and a

@@ -39,6 +39,7 @@ func (n *Node) durableNotice(member *atomic.Pointer[string], sent commitPoint) (
 	if !threeVoters(n.raft.GetConfiguration().Configuration(), n.cfg.ID, *id) {
 		return commitPoint{}, false
 	}
+	n.lead.noticeTerm.Store(p.term)
 	return p, true
 }
 

@@ -27,13 +27,36 @@ import (
 // what the leader's own log holds durably if that is lower. Waiting never makes a read
 // wrong: it only delays it, and a point that raft commits late (an earlier term's entry,
 // committed with the leader's no-op) costs at most freshReadWait. While nothing a majority
-// stored is still to be applied (always on a follower, and on a leader without writes) a
-// read costs two atomic loads.
+// stored is still to be applied (on a leader without writes) a read costs two atomic
+// loads.
+//
+// The same holds for whatever another member may already have answered its client for.
+// A write's member answers once it applied the write, which it does on the leader's
+// commit notice, or, with three voters, on the leader's durable notice and its own
+// fdatasync (durable_notice.go). The other members get the same notices at about the
+// same moment, but an fdatasync may end later on a shared disk, a notice may leave for
+// the writer's member first, and a leader counts that member's answer a few hand-offs
+// after it was sent: so a member could serve a read without a write whose client already
+// had its answer, where a ZooKeeper follower applies the COMMIT that the writer's member
+// gets at the same time. So a client's read also waits, for at most freshReadWait, for:
+//
+//   - on a follower or an observer, the newest commit notice, and the newest command of
+//     its current term received from the leader (read_ahead.go): every command another
+//     member may have applied, as nothing is applied anywhere before the leader sent it;
+//   - on a leader that sent durable notices in its term, the newest command of the term
+//     its log holds durably: a follower applies on a durable notice nothing past it.
+//
+// A member over freshReadWindow entries behind (catching up after a restart) does not
+// wait, as waiting would not make it fresh. Raft's no-ops and barriers are never waited
+// for (a member does not apply them on notices that follow no command).
 
 // freshReadWait bounds how long a read on the leader waits for its apply to catch up with
 // what a majority stored: the few goroutine hand-offs of raft's commit path, or, should a
 // point be noted that raft commits late, no more than this.
 const freshReadWait = 2 * time.Millisecond
+
+// freshReadWindow is the most entries a read waits to see applied.
+const freshReadWindow = 1024
 
 // followerPoints is what each follower last said it stored, with the term of the leader
 // that sent the entries: the entries of an AppendEntries the follower accepted are then in
@@ -131,29 +154,63 @@ func (l *leaderLog) durableIndex(r *raft.Raft) uint64 {
 
 // FreshReadTarget is the index a client's read here must see applied first, 0 when
 // there is none: on a leader, what a majority of the voters holds in its term (the
-// followers' share noted from their answers, the leader's own durable log) and its FSM
-// has not applied yet. It is 0 on a follower, an observer and a standalone server.
+// followers' share noted from their answers, the leader's own durable log) or the
+// followers may have applied on its durable notices; on a follower or an observer, what
+// its notices and the leader's entries say another member may have applied. It is 0 on a
+// standalone server.
 func (n *Node) FreshReadTarget() uint64 {
 	if n.lead == nil || n.raft == nil {
 		return 0
 	}
-	m := n.lead.followers.majority.Load()
-	if m == nil || m.index <= n.FSM.through.Load() {
-		return 0
+	through := n.FSM.through.Load()
+	term := n.raft.CurrentTerm()
+	q := n.catch.followerTarget(term)
+	if q <= through {
+		if q = n.lead.leaderTarget(term); q <= through || n.raft.State() != raft.Leader {
+			return 0
+		}
+		if q = min(q, n.lead.durableIndex(n.raft)); q <= through {
+			return 0
+		}
 	}
-	if n.raft.State() != raft.Leader || m.term != n.raft.CurrentTerm() {
-		return 0
-	}
-	q := min(m.index, n.lead.durableIndex(n.raft))
-	if q <= n.FSM.through.Load() {
+	if q-through > freshReadWindow {
 		return 0
 	}
 	return q
 }
 
-// WaitFreshRead is called before a client's read: on a leader, it waits (at most
-// freshReadWait) until the FSM has applied FreshReadTarget, as a ZooKeeper leader has
-// applied what a quorum acknowledged. It returns at once where FreshReadTarget is 0.
+// followerTarget is what a read on a follower waits for: the newest commit notice, and
+// the newest command received from the leader of term (the member's current one). On
+// a leader it is at most what it applied (it sends notices and entries in its term, it
+// gets none).
+func (c *catchUp) followerTarget(term uint64) uint64 {
+	q := c.wantIndex.Load()
+	if c.recv.cmdTerm.Load() == term {
+		q = max(q, c.recv.lastCmd.Load())
+	}
+	return q
+}
+
+// leaderTarget is what a read on the leader of term waits for, before the leader's own
+// durable point bounds it: what a majority of voters holds, and, if it sent durable
+// notices in term, its newest command.
+func (l *leaderLog) leaderTarget(term uint64) uint64 {
+	var q uint64
+	if m := l.followers.majority.Load(); m != nil && m.term == term {
+		q = m.index
+	}
+	if l.noticeTerm.Load() == term {
+		if c := l.storedCmd.Load(); c != nil && c.term == term {
+			q = max(q, c.index)
+		}
+	}
+	return q
+}
+
+// WaitFreshRead is called before a client's read: it waits (at most freshReadWait)
+// until the FSM has applied FreshReadTarget, as a ZooKeeper leader has applied what a
+// quorum acknowledged and a ZooKeeper follower applies a COMMIT when the writer's member
+// does. It returns at once where FreshReadTarget is 0.
 func (n *Node) WaitFreshRead() {
 	if q := n.FreshReadTarget(); q != 0 {
 		n.FSM.waitThrough(q, n.freshReadWait)

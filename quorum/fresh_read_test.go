@@ -119,9 +119,10 @@ func openFreshThree(t *testing.T) map[string]*Node {
 	})
 }
 
-// A new leader's no-op and barrier, which the FSM never sees, leave its reads nothing to
-// wait for once the followers stored them: after a hand-over in a cluster whose first
-// leader wrote its membership and a command, the new leader writes nothing more.
+// A new leader's no-op and barrier, which the FSM never sees, leave its reads, and its
+// followers', nothing to wait for once the followers stored them: after a hand-over in a
+// cluster whose first leader wrote its membership and a command, the new leader writes
+// nothing more.
 func TestANewLeadersReadsWaitForNothing(t *testing.T) {
 	nodes := openFreshThree(t)
 	first := leaderOf(t, nodes)
@@ -163,11 +164,13 @@ func TestANewLeadersReadsWaitForNothing(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	deadline = time.Now().Add(2 * time.Second)
-	for q := leader.FreshReadTarget(); q != 0; q = leader.FreshReadTarget() {
-		if time.Now().After(deadline) {
-			t.Fatalf("a read on a new leader without writes would wait for index %d (applied through %d)", q, leader.FSM.through.Load())
+	for _, n := range nodes { // the followers got the new leader's no-op and barrier
+		for q := n.FreshReadTarget(); q != 0; q = n.FreshReadTarget() {
+			if time.Now().After(deadline) {
+				t.Fatalf("a read on %s (leader %v) without writes would wait for index %d (applied through %d)", n.ID(), n == leader, q, n.FSM.through.Load())
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -176,39 +179,46 @@ func TestANewLeadersReadsWaitForNothing(t *testing.T) {
 func TestAReadOnTheLeaderWaitsForWhatAMajorityStored(t *testing.T) {
 	nodes := openFreshThree(t)
 	leader := leaderOf(t, nodes)
-	self := leader.ID()
-	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Origin: self, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Origin: leader.ID(), Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	term := leader.raft.CurrentTerm()
+	readWaitsForHeldApply(t, leader, leader, func() bool { return !leader.IsLeader() || leader.raft.CurrentTerm() != term })
+}
 
-	leader.FSM.applyMu.Lock() // raft's apply on the leader waits here
+// readWaitsForHeldApply holds every apply on n, creates /fresh through leader, and checks
+// that a read on n then waits until the apply is let go, and sees /fresh. moved says
+// whether the leadership moved meanwhile (a stalled machine): the test is then skipped
+// if the read did not wait.
+func readWaitsForHeldApply(t *testing.T, leader, n *Node, moved func() bool) {
+	t.Helper()
+	n.FSM.applyMu.Lock() // every apply on n (raft's and the notices') waits here
 	held := true
 	defer func() {
 		if held {
-			leader.FSM.applyMu.Unlock()
+			n.FSM.applyMu.Unlock()
 		}
 	}()
-	f := leader.Propose(&Entry{Session: 7, Op: jute.OpCreate, Origin: self, Req: &jute.CreateRequest{Path: "/fresh", Acl: open}})
+	f := leader.Propose(&Entry{Session: 7, Op: jute.OpCreate, Origin: leader.ID(), Req: &jute.CreateRequest{Path: "/fresh", Acl: open}})
 	deadline := time.Now().Add(10 * time.Second)
-	for leader.FreshReadTarget() == 0 {
+	for n.FreshReadTarget() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("no index a majority stored above the leader's apply")
+			t.Fatal("no index for a read to wait for above the held apply")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	term := leader.raft.CurrentTerm()
 	read := make(chan struct{})
 	go func() {
-		leader.WaitFreshRead()
+		n.WaitFreshRead()
 		close(read)
 	}()
 	select {
 	case <-read:
-		if !leader.IsLeader() || leader.raft.CurrentTerm() != term {
-			t.Skip("the leadership moved while the leader's apply was held (a stalled machine)")
+		if moved() {
+			t.Skip("the leadership moved while the apply was held (a stalled machine)")
 		}
-		t.Fatal("the read did not wait for the entry a majority stored")
+		t.Fatal("the read did not wait for the write")
 	case <-time.After(200 * time.Millisecond):
 	}
-	leader.FSM.applyMu.Unlock()
+	n.FSM.applyMu.Unlock()
 	held = false
 	select {
 	case <-read:
@@ -216,11 +226,66 @@ func TestAReadOnTheLeaderWaitsForWhatAMajorityStored(t *testing.T) {
 		t.Fatal("the read still waits after the apply")
 	}
 	var code jute.Code
-	leader.FSM.Read(func(tr *datatree.Tree, _ *session.Table) { _, _, code = tr.Get("/fresh") })
+	n.FSM.Read(func(tr *datatree.Tree, _ *session.Table) { _, _, code = tr.Get("/fresh") })
 	if code != jute.OK {
 		t.Fatalf("the read after the wait does not see /fresh: %v", code)
 	}
 	if err := f.Error(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A follower's read waits for the newest commit notice, and for the newest command
+// received from the leader of its current term: never for a no-op or barrier, nor for
+// what a replaced leader sent.
+func TestAFollowersReadTarget(t *testing.T) {
+	c := newCatchUp(NewFSM(datatree.Options{}), nil, nil, func() uint64 { return 3 }, func() uint64 { return 0 })
+	c.recv = &received{}
+	if q := c.followerTarget(3); q != 0 {
+		t.Fatalf("target %d with no notice", q)
+	}
+	c.wantIndex.Store(5)
+	if q := c.followerTarget(3); q != 5 {
+		t.Fatalf("target %d, want the commit notice's 5", q)
+	}
+	c.recv.add(appendReq(3, 5, 3, 3, 3)) // 6..8
+	if q := c.followerTarget(3); q != 8 {
+		t.Fatalf("target %d, want the last command received, 8", q)
+	}
+	noop := appendReq(3, 8, 3)
+	noop.Entries[0].Type = raft.LogNoop
+	c.recv.add(noop)
+	if q := c.followerTarget(3); q != 8 {
+		t.Fatalf("target %d after a no-op, want the last command, 8", q)
+	}
+	if q := c.followerTarget(4); q != 5 {
+		t.Fatalf("target %d in a later term, want only the commit notice's 5", q)
+	}
+	barrier := appendReq(4, 9, 4)
+	barrier.Entries[0].Type = raft.LogBarrier
+	c.recv.add(barrier)
+	if q := c.followerTarget(4); q != 5 {
+		t.Fatalf("target %d after a new leader's barrier, want the commit notice's 5", q)
+	}
+	c.recv.add(appendReq(4, 10, 4))
+	if q := c.followerTarget(4); q != 11 {
+		t.Fatalf("target %d, want the new leader's command, 11", q)
+	}
+}
+
+// A read on a follower whose apply is held waits for the write it received, and then
+// sees it; an idle follower's read waits for nothing.
+func TestAReadOnAFollowerWaitsForWhatItReceived(t *testing.T) {
+	nodes := openFreshThree(t)
+	leader, follower := leaderAndFollowerOf(t, nodes)
+	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Origin: leader.ID(), Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	waitSame(t, nodes)
+	deadline := time.Now().Add(5 * time.Second)
+	for q := follower.FreshReadTarget(); q != 0; q = follower.FreshReadTarget() {
+		if time.Now().After(deadline) {
+			t.Fatalf("an idle follower's read would wait for %d (applied through %d)", q, follower.FSM.through.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	readWaitsForHeldApply(t, leader, follower, func() bool { return false })
 }

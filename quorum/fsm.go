@@ -71,8 +71,10 @@ type FSM struct {
 	through      atomic.Uint64
 	early        []earlyResult
 	earlyApplied atomic.Uint64
-	// Of those, the ones a durable notice allowed.
-	durableApplied atomic.Uint64
+	// Of those, the ones a durable notice allowed, and the ones read from the entries
+	// received but not yet stored (received.go).
+	durableApplied  atomic.Uint64
+	receivedApplied atomic.Uint64
 	// In a cluster, committed is the (index, term) of the last command applied, which is
 	// committed, and commitNoticed is told of it (the leader passes it on to the members);
 	// a standalone server keeps neither.

@@ -41,6 +41,11 @@ type leaderLog struct {
 	// stored is the last entry of the newest batch stored deferred: an entry of the
 	// leader's own term (durablePoint).
 	stored atomic.Pointer[commitPoint]
+	// storedCmd is the newest command stored deferred, and noticeTerm the newest term in
+	// which this member sent a durable notice: a read on the leader waits for the
+	// commands a follower may have applied on one (fresh_read.go).
+	storedCmd  atomic.Pointer[commitPoint]
+	noticeTerm atomic.Uint64
 	// onDurable wakes the peer streams' writers when a deferred batch is durable.
 	onDurable func()
 	// followers is what each follower last said it stored (fresh_read.go); self is this
@@ -54,6 +59,12 @@ type leaderLog struct {
 // so it is made again here.
 func (l *leaderLog) storedDeferred(es []*raft.Log) {
 	last := es[len(es)-1]
+	for i := len(es) - 1; i >= 0; i-- {
+		if es[i].Type == raft.LogCommand {
+			l.storedCmd.Store(&commitPoint{index: es[i].Index, term: es[i].Term})
+			break
+		}
+	}
 	l.stored.Store(&commitPoint{index: last.Index, term: last.Term})
 	if _, ok := l.durablePoint(); ok && l.onDurable != nil {
 		l.onDurable()

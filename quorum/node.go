@@ -220,7 +220,8 @@ func Open(cfg Config) (*Node, error) {
 			lead.store = cfg.wrapDeferring(d)
 		}
 	}
-	trans, conf, err := transport(&cfg, rc, hlog, lead)
+	recv := &received{}
+	trans, conf, err := transport(&cfg, rc, hlog, lead, recv)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -252,6 +253,8 @@ func Open(cfg Config) (*Node, error) {
 	logs := &noticedLogs{recentLogs: cache, lead: lead}
 	n.catch = newCatchUp(fsm, writingOrStored{logs}, logs.recentLogs,
 		func() uint64 { return n.raft.CurrentTerm() }, func() uint64 { i, _ := cache.LastIndex(); return i })
+	n.catch.recv = recv
+	recv.catch.Store(n.catch)
 	logs.arrived = n.catch.arrived
 	logs.stored = n.catch.stored
 	if len(cfg.Peers) > 0 {
@@ -346,7 +349,7 @@ func Open(cfg Config) (*Node, error) {
 
 // transport sets rc's identity and timing and returns the transport and the initial
 // membership for cfg.
-func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog) (raft.Transport, raft.Configuration, error) {
+func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog, recv *received) (raft.Transport, raft.Configuration, error) {
 	if len(cfg.Peers) == 0 {
 		rc.LocalID = "1"
 		// One voter: nobody to wait for, so elect at once.
@@ -373,7 +376,7 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog)
 		ln.Close()
 		return nil, raft.Configuration{}, fmt.Errorf("quorum: raft address %q: %w", self.RaftAddr, err)
 	}
-	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: ln, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog),
+	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: readAheadListener{ln, recv}, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog),
 		reach: newReachability(cfg.Logger, time.Now, time.Minute), log: lead}
 	var conf raft.Configuration
 	for _, p := range cfg.Peers {

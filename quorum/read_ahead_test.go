@@ -1,0 +1,100 @@
+package quorum
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/hashicorp/raft"
+)
+
+// rpcBytes is one request as raft's transport sends it: its type byte, then msgpack.
+func rpcBytes(t *testing.T, kind uint8, req any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	w.WriteByte(kind)
+	if err := codec.NewEncoder(w, &codec.MsgpackHandle{}).Encode(req); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+// Raft reads, through a read-ahead stream, exactly the bytes sent: every kind of request,
+// a snapshot's bytes after its request, and bytes that do not decode, after which the
+// stream goes on undecoded. The AppendEntries before those bytes reach received.
+func TestAReadAheadStreamPassesEveryByte(t *testing.T) {
+	var sent []byte
+	sent = append(sent, rpcBytes(t, rpcAppendEntries, appendReq(2, 0, 1, 2, 2))...)
+	sent = append(sent, rpcBytes(t, rpcRequestVote, &raft.RequestVoteRequest{Term: 2, LastLogIndex: 3})...)
+	sent = append(sent, rpcBytes(t, rpcRequestPreVote, &raft.RequestPreVoteRequest{Term: 2})...)
+	snap := bytes.Repeat([]byte{rpcAppendEntries, 0xc1}, 40000) // would not decode as requests
+	sent = append(sent, rpcBytes(t, rpcInstallSnapshot, &raft.InstallSnapshotRequest{Term: 2, Size: int64(len(snap))})...)
+	sent = append(sent, snap...)
+	sent = append(sent, rpcBytes(t, rpcTimeoutNow, &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ID: []byte("1")}})...)
+	sent = append(sent, rpcBytes(t, rpcAppendEntries, appendReq(2, 3, 2, 2))...)
+	sent = append(sent, 99, 1, 2, 3) // a request of no known kind
+	sent = append(sent, rpcBytes(t, rpcAppendEntries, appendReq(2, 5, 2))...)
+
+	a, b := net.Pipe()
+	recv := &received{}
+	c := newReadAheadConn(b, recv)
+	defer c.Close()
+	go func() {
+		for rest := sent; len(rest) > 0; { // in pieces, as a socket delivers them
+			n := min(len(rest), 1000)
+			if _, err := a.Write(rest[:n]); err != nil {
+				return
+			}
+			rest = rest[n:]
+		}
+		a.Close()
+	}()
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, sent) {
+		t.Fatalf("read %d bytes, sent %d (or they differ)", len(got), len(sent))
+	}
+	if recv.span(1, 5, 2) == nil {
+		t.Fatalf("the AppendEntries were not received: run after %d of %d entries", recv.base, len(recv.entries))
+	}
+	if recv.span(1, 6, 2) != nil {
+		t.Fatal("an AppendEntries after bytes that do not decode was decoded")
+	}
+}
+
+// The stream is read as bytes arrive, while nobody reads it: the AppendEntries reaches
+// received before raft takes it.
+func TestAReadAheadStreamReadsBeforeRaftDoes(t *testing.T) {
+	a, b := net.Pipe()
+	recv := &received{}
+	c := newReadAheadConn(b, recv)
+	defer c.Close()
+	defer a.Close()
+	go a.Write(rpcBytes(t, rpcAppendEntries, appendReq(5, 0, 5, 5)))
+	for deadline := time.Now().Add(5 * time.Second); recv.span(1, 2, 5) == nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the AppendEntries was not read ahead in 5 s")
+		}
+	}
+	// Closing the stream ends a Read that waits.
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.ReadAll(c)
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	c.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a waiting Read")
+	}
+}

@@ -1,0 +1,168 @@
+package quorum
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+)
+
+// Entries a follower received but raft has not yet stored. hashicorp/raft's follower
+// handles one AppendEntries at a time: while it stores a batch (its fdatasync), the next
+// batch waits unread in the transport, so a commit notice for that next batch finds
+// nothing to apply until the store returns, and the member serves reads without a write
+// the writer's member has already answered. A ZooKeeper follower reads proposals on one
+// thread and logs them on another, and applies a COMMIT for a proposal it has not logged
+// yet.
+//
+// So each raft stream this member accepts is read ahead of raft (read_ahead.go), and the
+// AppendEntries requests on it are decoded a second time, into received: the run of
+// entries that the leader of one term sent, contiguous from the index after base. A
+// commit notice (i, t) may be applied from received alone, without this member's log,
+// when:
+//
+//   - the run holds the entry at i with term t: it is the leader's entry at i (a leader
+//     never changes its own log during its term, so every batch it sends agrees with
+//     the run where they overlap), and it is committed, so by Log Matching the leader's
+//     entries up to i are the committed ones;
+//   - the run starts at or below the FSM's next index (base <= appliedIndex): the FSM
+//     applied the committed entries up to appliedIndex, so the run's entries from
+//     appliedIndex+1 up to i are the committed entries that follow them.
+//
+// Nothing of this member's log is read, so no check of the log against the run (which
+// raft makes only when it stores the batch) is needed, and a run that raft will refuse
+// (it does not follow this member's log yet) is as good as one it will store: a
+// committed entry is committed wherever it is read from. Raft later applies the same
+// entries from its log and gets the kept results (FSM.Apply), as for any early apply.
+
+// maxReceived bounds the run held: a member whose applies fall this far behind what
+// it received applies through its log, as before.
+const maxReceived = 4096
+
+// received is the run of entries this member took off its raft streams, from the newest
+// leader it heard.
+type received struct {
+	mu      sync.Mutex
+	term    uint64      // the term of the leader that sent the run
+	base    uint64      // the index before entries[0]
+	entries []*raft.Log // contiguous: entries[k].Index == base+1+k
+	// lastCmd is the index of the newest command received from the leader of term
+	// cmdTerm; a read on a follower waits for it (fresh_read.go). Read without the lock.
+	cmdTerm, lastCmd atomic.Uint64
+	// catch is woken when the run grows; applied is the FSM's applied index, below
+	// which entries are dropped. Both nil until the node is wired.
+	catch atomic.Pointer[catchUp]
+}
+
+// add takes an AppendEntries request decoded off a raft stream, before raft handles it.
+func (r *received) add(req *raft.AppendEntriesRequest) {
+	es := req.Entries
+	if len(es) == 0 {
+		return
+	}
+	for k, e := range es {
+		if e.Index != req.PrevLogEntry+1+uint64(k) {
+			return // not a run raft would store; nothing to learn from it
+		}
+	}
+	c := r.catch.Load()
+	var applied uint64
+	if c != nil {
+		applied = c.fsm.appliedIndex.Load()
+	}
+	r.mu.Lock()
+	hi := r.base + uint64(len(r.entries))
+	switch {
+	case req.Term < r.term:
+		r.mu.Unlock()
+		return // from a leader that was replaced
+	case req.Term > r.term || req.PrevLogEntry < r.base || req.PrevLogEntry > hi:
+		// A new leader, or a batch that does not join the run: start again from it.
+		r.term, r.base = req.Term, req.PrevLogEntry
+		r.entries = append(r.entries[:0:0], es...)
+	default:
+		if k := hi - req.PrevLogEntry; k < uint64(len(es)) {
+			r.entries = append(r.entries, es[k:]...)
+		}
+	}
+	r.dropThrough(applied)
+	if n := len(r.entries); n > maxReceived {
+		r.base += uint64(n - maxReceived)
+		r.entries = append(r.entries[:0:0], r.entries[n-maxReceived:]...)
+	}
+	last := r.base + uint64(len(r.entries))
+	r.noteCommand(req.Term, es)
+	r.mu.Unlock()
+	if c != nil {
+		c.arrived(last)
+	}
+}
+
+// noteCommand records the newest command of es, taken from the leader of term; under
+// r.mu.
+func (r *received) noteCommand(term uint64, es []*raft.Log) {
+	if r.cmdTerm.Load() != term {
+		r.cmdTerm.Store(term)
+		r.lastCmd.Store(0)
+	}
+	for i := len(es) - 1; i >= 0; i-- {
+		if es[i].Type == raft.LogCommand {
+			if es[i].Index > r.lastCmd.Load() {
+				r.lastCmd.Store(es[i].Index)
+			}
+			return
+		}
+	}
+}
+
+// dropThrough drops the entries up to index, which are applied; under r.mu.
+func (r *received) dropThrough(index uint64) {
+	if index <= r.base {
+		return
+	}
+	n := min(index-r.base, uint64(len(r.entries)))
+	clear(r.entries[:n])
+	r.entries = r.entries[n:]
+	r.base += n
+}
+
+// span is the run's entries from..to if they are all there, to has term t and the run
+// starts at or below from; nil otherwise.
+func (r *received) span(from, to, t uint64) []*raft.Log {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if from > to || r.base >= from || to > r.base+uint64(len(r.entries)) {
+		return nil
+	}
+	if r.entries[to-r.base-1].Term != t {
+		return nil
+	}
+	return append([]*raft.Log(nil), r.entries[from-r.base-1:to-r.base]...)
+}
+
+// applyReceived applies up to the committed point p from the entries received (see
+// above), ahead of raft; false if the run does not hold what it needs.
+func (f *FSM) applyReceived(r *received, p commitPoint) bool {
+	if r == nil {
+		return false
+	}
+	if p.index <= f.appliedIndex.Load() {
+		return true
+	}
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	run := r.span(f.appliedIndex.Load()+1, p.index, p.term)
+	if run == nil {
+		return false
+	}
+	for len(run) > 0 {
+		k := min(len(run), applyHold)
+		f.applyEarly(run[:k], &f.receivedApplied)
+		run = run[k:]
+	}
+	return true
+}
+
+// ReceivedApplied counts the commands this member applied on commit notices from entries
+// it had received but raft had not stored yet (EarlyApplied counts them too).
+func (f *FSM) ReceivedApplied() uint64 { return f.receivedApplied.Load() }
