@@ -63,7 +63,9 @@ type stats struct {
 	// unknown, an external server without --pid).
 	cpu  float64
 	note string
-	err  error // the cell could not run or was cut short by errors
+	// marked counts the ops a workload marks (visibility: stale first reads, early events).
+	marked uint64
+	err    error // the cell could not run or was cut short by errors
 }
 
 func newBench(cfg config) *bench {

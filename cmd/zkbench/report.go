@@ -30,7 +30,10 @@ type result struct {
 	// operations of the timed part, in ms; 0 if unknown.
 	CPUMsPer1k float64 `json:"cpu_ms_per_1k_ops"`
 	Note       string  `json:"note,omitempty"`
-	Error      string  `json:"error,omitempty"` // set: the figures are not to be trusted
+	// Marked is how many ops the workload marked (visibility-poll: stale first reads;
+	// visibility-watch: events before the writer's reply).
+	Marked uint64 `json:"marked,omitempty"`
+	Error  string `json:"error,omitempty"` // set: the figures are not to be trusted
 }
 
 func newResult(t *target, w *workload, sessions int, cfg config, st stats) result {
@@ -50,6 +53,7 @@ func newResult(t *target, w *workload, sessions int, cfg config, st stats) resul
 		MaxMs:    ms(st.hist.max),
 		RSSBytes: rss(t.pids...),
 		Note:     st.note,
+		Marked:   st.marked,
 	}
 	if st.elapsed > 0 {
 		r.OpsPerSec = float64(st.ops) / st.elapsed.Seconds()

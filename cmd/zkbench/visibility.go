@@ -77,6 +77,7 @@ func runPairs(c *cell, visible visibleFunc, marked string) stats {
 	for _, k := range counts {
 		sum += k
 	}
+	st.marked = sum
 	if st.ops > 0 {
 		st.note = joinNote(fmt.Sprintf("%s in %.0f%% of ops", marked, 100*float64(sum)/float64(st.ops)), st.note)
 	}
