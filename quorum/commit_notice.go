@@ -147,9 +147,10 @@ type catchUp struct {
 
 // newCatchUp makes a member's catch-up; logs is its view for commit notices, stored
 // the log as stored, term raft's current term and lastStored the stored log's last
-// index.
+// index. Its run of received entries is empty until the node puts its raft streams' in.
 func newCatchUp(fsm *FSM, logs, stored logReader, term, lastStored func() uint64) *catchUp {
-	return &catchUp{fsm: fsm, logs: logs, durableLogs: stored, term: term, lastStored: lastStored, wake: make(chan struct{}, 1)}
+	return &catchUp{fsm: fsm, logs: logs, durableLogs: stored, term: term, lastStored: lastStored, recv: &received{},
+		wake: make(chan struct{}, 1)}
 }
 
 // notice takes a commit notice from the stream to the leader, on the stream's reader:
@@ -165,6 +166,7 @@ func (c *catchUp) notice(p commitPoint) {
 	if !c.apply(p) {
 		c.signal()
 	}
+	c.recv.dropApplied(c.fsm.appliedIndex.Load())
 }
 
 // apply applies up to the noticed point p from this member's log, or from what it

@@ -198,10 +198,21 @@ func readWaitsForHeldApply(t *testing.T, leader, n *Node, moved func() bool) {
 		}
 	}()
 	f := leader.Propose(&Entry{Session: 7, Op: jute.OpCreate, Origin: leader.ID(), Req: &jute.CreateRequest{Path: "/fresh", Acl: open}})
+	// The read must wait for the create itself, not for an entry before it (the first
+	// leader's membership): on a follower the leader's answer names the create's index.
+	// A leader whose apply is held answers nothing, so there any index is taken (its
+	// session was applied before the hold).
+	var want uint64 = 1
+	if n != leader {
+		if err := f.Error(); err != nil {
+			t.Fatal(err)
+		}
+		want = uint64(f.Response().(*Result).Zxid)
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for n.FreshReadTarget() == 0 {
+	for n.FreshReadTarget() < want {
 		if time.Now().After(deadline) {
-			t.Fatal("no index for a read to wait for above the held apply")
+			t.Fatalf("no index at or above %d for a read to wait for above the held apply", want)
 		}
 		time.Sleep(time.Millisecond)
 	}

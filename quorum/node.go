@@ -220,7 +220,7 @@ func Open(cfg Config) (*Node, error) {
 			lead.store = cfg.wrapDeferring(d)
 		}
 	}
-	recv := &received{}
+	recv := &received{limit: int(max(1, min(maxReceived, cfg.TrailingLogs/2)))}
 	trans, conf, err := transport(&cfg, rc, hlog, lead, recv)
 	if err != nil {
 		store.Close()

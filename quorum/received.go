@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"cmp"
 	"sync"
 	"sync/atomic"
 
@@ -35,9 +36,15 @@ import (
 // committed entry is committed wherever it is read from. Raft later applies the same
 // entries from its log and gets the kept results (FSM.Apply), as for any early apply.
 
-// maxReceived bounds the run held: a member whose applies fall this far behind what
-// it received applies through its log, as before.
-const maxReceived = 4096
+// maxReceived and maxReceivedBytes (of the entries' data) bound the run held: a member
+// whose applies fall this far behind what it received applies through its log, as
+// before. The count stays below the entries a snapshot leaves in the leader's log
+// (received.limit, half of Config.TrailingLogs when that is lower): a member whose FSM
+// ran ahead of its own log on the run is then never sent a snapshot older than its state.
+const (
+	maxReceived      = 4096
+	maxReceivedBytes = 8 << 20
+)
 
 // received is the run of entries this member took off its raft streams, from the newest
 // leader it heard.
@@ -46,11 +53,13 @@ type received struct {
 	term    uint64      // the term of the leader that sent the run
 	base    uint64      // the index before entries[0]
 	entries []*raft.Log // contiguous: entries[k].Index == base+1+k
+	bytes   int         // the entries' data
+	limit   int         // the most entries held; maxReceived if 0
 	// lastCmd is the index of the newest command received from the leader of term
 	// cmdTerm; a read on a follower waits for it (fresh_read.go). Read without the lock.
 	cmdTerm, lastCmd atomic.Uint64
-	// catch is woken when the run grows; applied is the FSM's applied index, below
-	// which entries are dropped. Both nil until the node is wired.
+	// catch is woken when the run grows, and its FSM's applied index is where the run's
+	// entries are dropped; nil until the node is wired.
 	catch atomic.Pointer[catchUp]
 }
 
@@ -78,17 +87,21 @@ func (r *received) add(req *raft.AppendEntriesRequest) {
 		return // from a leader that was replaced
 	case req.Term > r.term || req.PrevLogEntry < r.base || req.PrevLogEntry > hi:
 		// A new leader, or a batch that does not join the run: start again from it.
-		r.term, r.base = req.Term, req.PrevLogEntry
-		r.entries = append(r.entries[:0:0], es...)
+		r.term, r.base, r.bytes = req.Term, req.PrevLogEntry, 0
+		r.entries = r.entries[:0:0]
+		r.push(es)
 	default:
 		if k := hi - req.PrevLogEntry; k < uint64(len(es)) {
-			r.entries = append(r.entries, es[k:]...)
+			r.push(es[k:])
 		}
 	}
 	r.dropThrough(applied)
-	if n := len(r.entries); n > maxReceived {
-		r.base += uint64(n - maxReceived)
-		r.entries = append(r.entries[:0:0], r.entries[n-maxReceived:]...)
+	limit := cmp.Or(r.limit, maxReceived)
+	if n := len(r.entries); n > limit {
+		r.dropThrough(r.base + uint64(n-limit))
+	}
+	for len(r.entries) > 0 && r.bytes > maxReceivedBytes {
+		r.dropThrough(r.base + 1)
 	}
 	last := r.base + uint64(len(r.entries))
 	r.noteCommand(req.Term, es)
@@ -115,15 +128,34 @@ func (r *received) noteCommand(term uint64, es []*raft.Log) {
 	}
 }
 
-// dropThrough drops the entries up to index, which are applied; under r.mu.
+// push appends es to the run; under r.mu.
+func (r *received) push(es []*raft.Log) {
+	for _, e := range es {
+		r.bytes += len(e.Data)
+	}
+	r.entries = append(r.entries, es...)
+}
+
+// dropThrough drops the entries up to index (applied, or past the bounds); under r.mu.
 func (r *received) dropThrough(index uint64) {
 	if index <= r.base {
 		return
 	}
 	n := min(index-r.base, uint64(len(r.entries)))
+	for _, e := range r.entries[:n] {
+		r.bytes -= len(e.Data)
+	}
 	clear(r.entries[:n])
 	r.entries = r.entries[n:]
 	r.base += n
+}
+
+// dropApplied drops the entries the FSM applied, so a run is not held after a burst of
+// writes until the next one.
+func (r *received) dropApplied(applied uint64) {
+	r.mu.Lock()
+	r.dropThrough(applied)
+	r.mu.Unlock()
 }
 
 // span is the run's entries from..to if they are all there, to has term t and the run

@@ -75,7 +75,8 @@ func TestTheReceivedRun(t *testing.T) {
 	}
 }
 
-// The run drops what the FSM applied, and holds at most maxReceived entries.
+// The run drops what the FSM applied, and holds at most maxReceived entries (or the
+// node's limit) and maxReceivedBytes of data.
 func TestTheReceivedRunIsBounded(t *testing.T) {
 	fsm := NewFSM(datatree.Options{})
 	r := &received{}
@@ -92,6 +93,26 @@ func TestTheReceivedRunIsBounded(t *testing.T) {
 	r.add(appendReq(1, uint64(len(terms)), 1))
 	if r.base != 1000 || r.entries[0].Index != 1001 {
 		t.Fatalf("run starts after %d at %d, want after the applied 1000", r.base, r.entries[0].Index)
+	}
+	fsm.appliedIndex.Store(2000)
+	r.dropApplied(fsm.appliedIndex.Load())
+	if r.base != 2000 {
+		t.Fatalf("run starts after %d once 2000 is applied", r.base)
+	}
+
+	// The entries' data is bounded too, and so is their count by the node's limit.
+	big := appendReq(1, 5000, 1, 1, 1, 1, 1)
+	for _, e := range big.Entries {
+		e.Data = make([]byte, maxReceivedBytes/3)
+	}
+	r.add(big)
+	if len(r.entries) != 3 || r.base != 5002 || r.bytes != 3*(maxReceivedBytes/3) {
+		t.Fatalf("run of %d entries (%d bytes) after %d, want the last 3 after 5002", len(r.entries), r.bytes, r.base)
+	}
+	small := &received{limit: 2}
+	small.add(appendReq(1, 0, 1, 1, 1))
+	if len(small.entries) != 2 || small.base != 1 {
+		t.Fatalf("run of %d entries after %d with a limit of 2", len(small.entries), small.base)
 	}
 }
 

@@ -454,7 +454,8 @@ func (c *conn) process(p *pending) bool {
 	case p.op == jute.OpCloseSession: // a local session's (refuseWrite): nothing to propose
 		c.answer(p, c.srv.node.FSM.LastZxid(), jute.OK, nil)
 	default:
-		if p.op != jute.OpPing {
+		if p.op != jute.OpPing && !c.readOnly {
+			// A read-only session is served without a leader: nothing newer will come.
 			c.srv.node.WaitFreshRead()
 		}
 		c.srv.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {

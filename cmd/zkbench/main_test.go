@@ -280,8 +280,9 @@ const maxStaleShare = 0.05
 
 // A write answered through one member is seen by the first read on another, under load:
 // a 3-member zkraft cluster, visibility-poll with 16 pairs. A share above the bound is
-// measured once more on the same cluster before the test fails (a stalled machine can
-// hold a read past the 2 ms it waits).
+// measured up to twice more on the same cluster before the test fails (the rest of the
+// suite loads the machine unevenly, and a stalled machine can hold a read past the 2 ms
+// it waits); the build before measured above twice the bound every time.
 func TestFirstReadsOnAnotherMemberAreFresh(t *testing.T) {
 	cfg := shortRun(t, "zkraft", 3, []string{"visibility-poll"}, 16)
 	cfg.duration = 2 * time.Second
@@ -291,7 +292,7 @@ func TestFirstReadsOnAnotherMemberAreFresh(t *testing.T) {
 		t.Fatal(errs)
 	}
 	var shares []float64
-	for try := 0; try < 2; try++ {
+	for try := 0; try < 3; try++ {
 		rep := runBench(cfg, targets)
 		if len(rep.results) != 1 || rep.results[0].Error != "" || rep.results[0].Ops == 0 {
 			t.Fatalf("visibility-poll did not run: %+v", rep.results)
@@ -304,7 +305,7 @@ func TestFirstReadsOnAnotherMemberAreFresh(t *testing.T) {
 		}
 		shares = append(shares, share)
 	}
-	t.Errorf("stale first reads on another member: %.1f%% and %.1f%% of ops, more than %.0f%%", 100*shares[0], 100*shares[1], 100*maxStaleShare)
+	t.Errorf("stale first reads on another member: %.1f%%, %.1f%% and %.1f%% of ops, more than %.0f%%", 100*shares[0], 100*shares[1], 100*shares[2], 100*maxStaleShare)
 }
 
 func TestPlacePairs(t *testing.T) {
