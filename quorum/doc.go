@@ -6,9 +6,8 @@
 //
 // It knows nothing of sockets or the client protocol's framing: the server hands it
 // entries (a connection's writes through its Stream, anything else through Propose) and
-// reads through FSM.Read (after Node.WaitFreshRead, which on a leader waits for what a
-// majority stored to be applied, and on a follower for what its notices say another
-// member may have applied, fresh_read.go); watches fire into the watch registry,
+// reads through FSM.Read (after Node.WaitFreshRead, which waits for every command another
+// member may already have applied, fresh_read.go); watches fire into the watch registry,
 // whose watchers the server implements.
 //
 // Entry format and upgrades: an entry is a type byte and a Jute-encoded body (see

@@ -251,36 +251,34 @@ func readWaitsForHeldApply(t *testing.T, leader, n *Node, moved func() bool) {
 // what a replaced leader sent.
 func TestAFollowersReadTarget(t *testing.T) {
 	c := newCatchUp(NewFSM(datatree.Options{}), nil, nil, func() uint64 { return 3 }, func() uint64 { return 0 })
-	c.recv = &received{}
-	if q := c.followerTarget(3); q != 0 {
-		t.Fatalf("target %d with no notice", q)
+	typed := func(req *raft.AppendEntriesRequest, ty raft.LogType) *raft.AppendEntriesRequest {
+		req.Entries[0].Type = ty
+		return req
 	}
-	c.wantIndex.Store(5)
-	if q := c.followerTarget(3); q != 5 {
-		t.Fatalf("target %d, want the commit notice's 5", q)
-	}
-	c.recv.add(appendReq(3, 5, 3, 3, 3)) // 6..8
-	if q := c.followerTarget(3); q != 8 {
-		t.Fatalf("target %d, want the last command received, 8", q)
-	}
-	noop := appendReq(3, 8, 3)
-	noop.Entries[0].Type = raft.LogNoop
-	c.recv.add(noop)
-	if q := c.followerTarget(3); q != 8 {
-		t.Fatalf("target %d after a no-op, want the last command, 8", q)
-	}
-	if q := c.followerTarget(4); q != 5 {
-		t.Fatalf("target %d in a later term, want only the commit notice's 5", q)
-	}
-	barrier := appendReq(4, 9, 4)
-	barrier.Entries[0].Type = raft.LogBarrier
-	c.recv.add(barrier)
-	if q := c.followerTarget(4); q != 5 {
-		t.Fatalf("target %d after a new leader's barrier, want the commit notice's 5", q)
-	}
-	c.recv.add(appendReq(4, 10, 4))
-	if q := c.followerTarget(4); q != 11 {
-		t.Fatalf("target %d, want the new leader's command, 11", q)
+	for _, step := range []struct {
+		notice uint64                     // a commit notice, if not 0
+		req    *raft.AppendEntriesRequest // entries received, if not nil
+		term   uint64                     // the member's current term
+		want   uint64
+		why    string
+	}{
+		{term: 3, want: 0, why: "no notice"},
+		{notice: 5, term: 3, want: 5, why: "the commit notice"},
+		{req: appendReq(3, 5, 3, 3, 3), term: 3, want: 8, why: "the last command received"},
+		{req: typed(appendReq(3, 8, 3), raft.LogNoop), term: 3, want: 8, why: "the last command, not the no-op after it"},
+		{term: 4, want: 5, why: "only the commit notice in a later term"},
+		{req: typed(appendReq(4, 9, 4), raft.LogBarrier), term: 4, want: 5, why: "the commit notice, not a new leader's barrier"},
+		{req: appendReq(4, 10, 4), term: 4, want: 11, why: "the new leader's command"},
+	} {
+		if step.notice != 0 {
+			c.wantIndex.Store(step.notice)
+		}
+		if step.req != nil {
+			c.recv.add(step.req)
+		}
+		if q := c.followerTarget(step.term); q != step.want {
+			t.Fatalf("target %d, want %d: %s", q, step.want, step.why)
+		}
 	}
 }
 
