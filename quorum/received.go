@@ -39,8 +39,10 @@ import (
 // maxReceived and maxReceivedBytes (of the entries' data) bound the run held: a member
 // whose applies fall this far behind what it received applies through its log, as
 // before. The count stays below the entries a snapshot leaves in the leader's log
-// (received.limit, half of Config.TrailingLogs when that is lower): a member whose FSM
-// ran ahead of its own log on the run is then never sent a snapshot older than its state.
+// (received.limit, half of Config.TrailingLogs when that is lower), so that a member whose
+// FSM ran ahead of its own log on the run is not sent a snapshot older than its state
+// while raft stores what the run took (raft refusing those batches for long could still
+// get it one, and its reads would go back until raft replays the rest).
 const (
 	maxReceived      = 4096
 	maxReceivedBytes = 8 << 20
