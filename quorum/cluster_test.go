@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/server/ztest"
@@ -87,6 +89,24 @@ func openMembersWith(t *testing.T, peers []Peer, mod func(Peer, *Config)) map[st
 		nodes[p.ID] = n
 	}
 	return nodes
+}
+
+// openMembersWrappingLogs opens members as openMembersWith does, with mod's changes and
+// each member's raft log store wrapped by wrap, and returns the wrapped stores by member
+// id (Open wraps the store before it returns, so the map is complete and not written
+// after).
+func openMembersWrappingLogs[L raft.LogStore](t *testing.T, peers []Peer, mod func(*Config), wrap func(raft.LogStore) L) (map[string]*Node, map[string]L) {
+	t.Helper()
+	stores := map[string]L{}
+	nodes := openMembersWith(t, peers, func(p Peer, c *Config) {
+		mod(c)
+		c.wrapLogs = func(l raft.LogStore) raft.LogStore {
+			w := wrap(l)
+			stores[p.ID] = w
+			return w
+		}
+	})
+	return nodes, stores
 }
 
 func leaderOf(t *testing.T, nodes map[string]*Node) *Node {

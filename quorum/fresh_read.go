@@ -27,7 +27,7 @@ import (
 // what the leader's own log holds durably if that is lower. Waiting never makes a read
 // wrong: it only delays it, and a point that raft commits late (an earlier term's entry,
 // committed with the leader's no-op) costs at most freshReadWait. While nothing a majority
-// stored is still to be applied (on a leader without writes) a read costs two atomic
+// stored is still to be applied (on a leader without writes) a read costs a few atomic
 // loads.
 //
 // The same holds for whatever another member may already have answered its client for.

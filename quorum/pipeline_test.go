@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -131,25 +130,12 @@ func (l *refusingLogs) StoreLogs(es []*raft.Log) error {
 // and its cleanup waits on raft's Shutdown, which waits on the wedged sender, until the
 // package's timeout.
 func TestAFollowerThatRefusedABatchGetsTheLogAgain(t *testing.T) {
-	peers := threePeers(t)
-	var mu sync.Mutex
-	stores := map[string]*refusingLogs{}
-	nodes := openMembersWith(t, peers, func(p Peer, c *Config) {
-		c.CommitTimeout = 5 * time.Millisecond
-		c.wrapLogs = func(l raft.LogStore) raft.LogStore {
-			r := &refusingLogs{LogStore: l}
-			mu.Lock()
-			stores[p.ID] = r
-			mu.Unlock()
-			return r
-		}
-	})
+	nodes, stores := openMembersWrappingLogs(t, threePeers(t), func(c *Config) { c.CommitTimeout = 5 * time.Millisecond },
+		func(l raft.LogStore) *refusingLogs { return &refusingLogs{LogStore: l} })
 	leader, follower := leaderAndFollowerOf(t, nodes)
 	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
 	waitSame(t, nodes)
-	mu.Lock()
 	refusing := stores[follower.cfg.ID]
-	mu.Unlock()
 
 	// Writes flow all along, so the leader has more to send right after each refusal.
 	stop := make(chan struct{})

@@ -1,7 +1,6 @@
 package quorum
 
 import (
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,26 +139,13 @@ func (l *holdingLogs) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.L
 // the leader's commit notice, from the entries it read ahead of raft: its log store has
 // not seen the write, so neither the log nor the batch raft writes holds it.
 func TestAFollowerAppliesWhatItReceivedBeforeRaftStoresIt(t *testing.T) {
-	peers := threePeers(t)
-	var mu sync.Mutex
-	stores := map[string]*holdingLogs{}
-	nodes := openMembersWith(t, peers, func(p Peer, c *Config) {
-		c.HeartbeatTimeout = 500 * time.Millisecond
-		c.wrapLogs = func(l raft.LogStore) raft.LogStore {
-			h := &holdingLogs{LogStore: l, release: make(chan struct{})}
-			mu.Lock()
-			stores[p.ID] = h
-			mu.Unlock()
-			return h
-		}
-	})
+	nodes, stores := openMembersWrappingLogs(t, threePeers(t), func(c *Config) { c.HeartbeatTimeout = 500 * time.Millisecond },
+		func(l raft.LogStore) *holdingLogs { return &holdingLogs{LogStore: l, release: make(chan struct{})} })
 	leader, follower := leaderAndFollowerOf(t, nodes)
 	sid := int64(0x51)
 	propose(t, leader, &Entry{Session: sid, Op: jute.OpCreateSession, Time: 1, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
 	waitSame(t, nodes)
-	mu.Lock()
 	held := stores[follower.cfg.ID]
-	mu.Unlock()
 	held.hold.Store(true)
 	defer func() {
 		held.hold.Store(false)
