@@ -106,7 +106,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, st jute.Stat, err jute
 		return "", jute.Stat{}, jute.ErrBadArguments, nil
 	}
 	name := path[len(parentPath)+1:]
-	if t.child(parent, name) != nil || path == "/" {
+	if t.hasChild(parent, name) || path == "/" {
 		return "", jute.Stat{}, jute.ErrNodeExists, nil
 	}
 	if t.kind(parent) == kindEphemeral {

@@ -91,6 +91,13 @@ func (t *Tree) child(n *node, name string) *node {
 	return nil
 }
 
+// hasChild reports whether n has a child called name. A name that sorts after every
+// child needs no search: sequential nodes come so, and a snapshot lists names in order.
+func (t *Tree) hasChild(n *node, name string) bool {
+	c := t.kidsOf(n)
+	return !c.sortsLast(t, name) && c.get(t, name) != 0
+}
+
 // addChild links id (named name) under n; the caller has checked the name is free.
 func (t *Tree) addChild(n *node, id nodeID, name string) {
 	if n.kids == 0 {

@@ -67,7 +67,7 @@ func (t *Tree) load(path string, data []byte, acl aclRef, st storedStat) error {
 		return fmt.Errorf("%w: bad path %q", ErrSnapshotCorrupt, strings.Clone(path))
 	}
 	parent := t.loadParent(parentPath)
-	if parent == nil || (!t.kidsOf(parent).sortsLast(t, name) && t.child(parent, name) != nil) {
+	if parent == nil || t.hasChild(parent, name) {
 		return fmt.Errorf("%w: node %q out of order", ErrSnapshotCorrupt, strings.Clone(path))
 	}
 	if kindOf(st.EphemeralOwner, t.opts.ExtendedTypes) != kindVoid || strings.HasPrefix(path, quotaRoot) {
