@@ -39,8 +39,10 @@
 // without the forwarding hop (the write-path issue's "through the leader" figures).
 //
 // Before the first cell each server gets the read data set (100 dirs of 10 nodes each,
-// --value-size bytes per node, created with multis) and --warmup of the mixed workload,
-// so ZooKeeper's JIT has compiled its hot paths before anything is measured.
+// --value-size bytes per node, created with multis), --warmup of the mixed workload, and
+// then every workload of the run once, untimed, with 4 sessions for a quarter of
+// --warmup each, so ZooKeeper's JIT has compiled the paths of every workload (creates,
+// deletes, multis, sessions, locks, watches) before anything is measured.
 //
 // # What is measured
 //

@@ -24,7 +24,7 @@ type config struct {
 	zkraftBin string        // zkraft binary to start; "" lets ztest build ./cmd/zkraft
 	sessions  []int         // session counts, one cell per count
 	duration  time.Duration // timed part of one cell
-	warmup    time.Duration // untimed mixed load per target before the first cell
+	warmup    time.Duration // untimed mixed load per target before the first cell, then a quarter of it per workload
 	workloads []string
 	valueSize int
 	depth     int  // requests in flight per session
@@ -112,7 +112,7 @@ func parseFlags(cfg *config, args []string) error {
 	fs.StringVar(&cfg.zkraftBin, "zkraft-binary", siblingBinary("zkraft"), "zkraft binary to benchmark (empty: build ./cmd/zkraft)")
 	sessions := fs.String("sessions", joinInts(cfg.sessions), "session counts, comma separated; one measurement per count")
 	fs.DurationVar(&cfg.duration, "duration", cfg.duration, "timed duration of each workload x sessions cell")
-	fs.DurationVar(&cfg.warmup, "warmup", cfg.warmup, "untimed mixed load on each server before measuring (JIT, caches)")
+	fs.DurationVar(&cfg.warmup, "warmup", cfg.warmup, "untimed mixed load on each server before measuring (JIT, caches), then each workload for a quarter of it")
 	workloads := fs.String("workloads", strings.Join(cfg.workloads, ","), "workloads, comma separated: "+strings.Join(workloadNames(), ","))
 	fs.IntVar(&cfg.valueSize, "value-size", cfg.valueSize, "bytes of data per znode written")
 	fs.IntVar(&cfg.depth, "depth", cfg.depth, "requests in flight per session (goroutines sharing one connection)")
