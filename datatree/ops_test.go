@@ -1,6 +1,7 @@
 package datatree
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -440,5 +441,44 @@ func TestSequentialCreateWithATrailingSlash(t *testing.T) {
 	_, code, _ := f.apply(anyone, jute.OpCreate, &jute.CreateRequest{Path: "/p/.", Acl: world, Flags: jute.FlagPersistentSequential})
 	if code != jute.OK {
 		t.Fatal(code)
+	}
+}
+
+// A create finds a taken name wherever it sorts among a parent's children, also in a
+// list split into chunks: the first, a middle and the last child are NodeExists; a name
+// after every child is created without a search, and so is a sequential node.
+func TestCreateFindsATakenNameAnywhereAmongTheChildren(t *testing.T) {
+	tr := New(Options{ExtendedTypes: true})
+	zxid := int64(1)
+	create := func(path string, flags int32) jute.Code {
+		zxid++
+		_, code, _ := tr.Apply(Txn{Zxid: zxid}, jute.OpCreate, &jute.CreateRequest{Path: path, Acl: world, Flags: flags})
+		return code
+	}
+	if code := create("/p", 0); code != jute.OK {
+		t.Fatal(code)
+	}
+	const n = 3 * chunkMax // several chunks, so the last names are kept apart
+	for i := range n {
+		if code := create(fmt.Sprintf("/p/c%05d", i), 0); code != jute.OK {
+			t.Fatalf("c%05d: %v", i, code)
+		}
+	}
+	for _, name := range []string{"c00000", fmt.Sprintf("c%05d", n/2), fmt.Sprintf("c%05d", n-1)} {
+		if code := create("/p/"+name, 0); code != jute.ErrNodeExists {
+			t.Errorf("create of the taken %s: %v, want NodeExists", name, code)
+		}
+	}
+	if code := create("/p/d", 0); code != jute.OK {
+		t.Errorf("create of a name after every child: %v", code)
+	}
+	if code := create("/p/d", 0); code != jute.ErrNodeExists {
+		t.Errorf("create of the new last child again: %v, want NodeExists", code)
+	}
+	if code := create("/p/e-", jute.FlagPersistentSequential); code != jute.OK {
+		t.Errorf("sequential create: %v", code)
+	}
+	if got, want := tr.numChildren(tr.lookup("/p")), int32(n+2); got != want {
+		t.Errorf("%d children, want %d", got, want)
 	}
 }

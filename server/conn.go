@@ -212,7 +212,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			// no write unanswered), so the reader runs it, and writes the reply itself
 			// unless another request is already buffered (the replies of pipelined
 			// reads then share one write).
-			if held && p.op != jute.OpPing && c.srv.node.FreshReadTarget() != 0 {
+			if held && c.waitsFresh(p) && c.srv.node.FreshReadTarget() != 0 {
 				// The read will wait for the leader's apply: the replies before it go now.
 				held = false
 				if !c.flushHeld() {
@@ -454,8 +454,7 @@ func (c *conn) process(p *pending) bool {
 	case p.op == jute.OpCloseSession: // a local session's (refuseWrite): nothing to propose
 		c.answer(p, c.srv.node.FSM.LastZxid(), jute.OK, nil)
 	default:
-		if p.op != jute.OpPing && !c.readOnly {
-			// A read-only session is served without a leader: nothing newer will come.
+		if c.waitsFresh(p) {
 			c.srv.node.WaitFreshRead()
 		}
 		c.srv.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {
@@ -470,6 +469,11 @@ func (c *conn) process(p *pending) bool {
 	}
 	return true
 }
+
+// waitsFresh reports whether read p first waits for what other members may have applied
+// (quorum's WaitFreshRead): not a ping, and not a read-only session's read, which is
+// served without a leader, so nothing newer will come.
+func (c *conn) waitsFresh(p *pending) bool { return p.op != jute.OpPing && !c.readOnly }
 
 // prepare does what an op needs before it is proposed or read: addauth changes the
 // caller, closeSession marks the connection, reconfig may be refused.

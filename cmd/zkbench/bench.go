@@ -156,10 +156,10 @@ const (
 )
 
 // warmWorkloads runs every workload of the run once on t, untimed, after the mixed
-// warm-up: the mixed load does not reach the code of creates, deletes, multis, sessions,
-// locks and watches, and a JVM that meets them first in a timed cell is measured while it
-// compiles them (ZooKeeper 3.8 made 250-410 lock acquisitions a second in runs of the lock
-// cell alone and 500-600 after the other cells of a whole run).
+// warm-up, which does not reach the code of creates, deletes, multis, sessions, locks and
+// watches: a JVM meeting them first in a timed cell is measured while it compiles them
+// (ZooKeeper 3.8's watch at 16 sessions made 404 and 3,205 ops/s without this, 2,912 and
+// 3,944 with; its lock at one session stays uneven either way, docs/benchmarks.md).
 func (b *bench) warmWorkloads(t *target) {
 	d := b.cfg.warmup / warmShare
 	if d <= 0 {

@@ -47,7 +47,7 @@ func TestEveryWorkloadIsWarmedBeforeTheFirstCell(t *testing.T) {
 		warmed := false
 		for _, l := range lines[:firstCell] {
 			switch {
-			case l == fmt.Sprintf("zkraft: warming %s for 200ms", w):
+			case l == fmt.Sprintf("zkraft: warming %s for %v", w, cfg.warmup/warmShare):
 				warmed = true
 			case strings.HasPrefix(l, fmt.Sprintf("zkraft: warming %s: ", w)):
 				t.Errorf("warming %s failed: %s", w, l)
