@@ -327,6 +327,12 @@ func Open(cfg Config) (*Node, error) {
 	d.n = n
 	n.duties = d
 	n.fwd = newForwarder(n)
+	if len(cfg.Peers) == 0 {
+		if err := electAtOnce(r); err != nil {
+			n.Close()
+			return nil, fmt.Errorf("quorum: standalone timeouts: %w", err)
+		}
+	}
 	if self := cfg.self(); self != nil {
 		if n.peers, err = cfg.Network.Listen(self.PeerAddr); err != nil {
 			n.Close()
@@ -352,10 +358,10 @@ func Open(cfg Config) (*Node, error) {
 func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog, recv *received) (raft.Transport, raft.Configuration, error) {
 	if len(cfg.Peers) == 0 {
 		rc.LocalID = "1"
-		// One voter: nobody to wait for, so elect at once.
-		rc.HeartbeatTimeout = 50 * time.Millisecond
-		rc.ElectionTimeout = 50 * time.Millisecond
-		rc.LeaderLeaseTimeout = 50 * time.Millisecond
+		// Timeouts above the lease, so electAtOnce can lower them (see standalone.go).
+		rc.HeartbeatTimeout = standaloneFirstTimeout
+		rc.ElectionTimeout = standaloneFirstTimeout
+		rc.LeaderLeaseTimeout = standaloneLease
 		addr, trans := raft.NewInmemTransport("")
 		return trans, raft.Configuration{Servers: []raft.Server{{ID: "1", Address: addr, Suffrage: raft.Voter}}}, nil
 	}
