@@ -67,10 +67,11 @@ verify-jute:
 verify-layers:
 	./.ci/verify-layers
 
-# zkraft vs Apache ZooKeeper 3.8, same machine, same run; then zkraft's own allocations
+# zkraft vs Apache ZooKeeper 3.8, same machine, same run (the first run begins with each
+# server idle for 10 s, its CPU printed); then zkraft's own allocations
 # per request (server/request_bench_test.go).
 bench: deps build
-	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s
+	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s --idle 10s
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi
 	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
 	./$(BIN)/zkbench --targets zkraft,zookeeper --snapshot-tail 100000,1000000
