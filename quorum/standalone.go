@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -26,6 +27,9 @@ var standaloneFirstTimeout = standaloneLease + time.Millisecond
 // for election, which a single voter wins with its own vote.
 func electAtOnce(r *raft.Raft) error {
 	rc := r.ReloadableConfig()
+	if rc.HeartbeatTimeout <= standaloneLease {
+		return fmt.Errorf("first heartbeat timeout %v is not above the lease %v: raft would not re-arm its timer", rc.HeartbeatTimeout, standaloneLease)
+	}
 	rc.HeartbeatTimeout, rc.ElectionTimeout = standaloneLease, standaloneLease
 	return r.ReloadConfig(rc)
 }

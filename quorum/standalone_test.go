@@ -9,8 +9,11 @@ import (
 
 // A standalone node leads without waiting out a heartbeat timeout: with its first
 // timeouts at an hour, only electAtOnce can make it stand for election within the wait.
-// Its leader loop then checks its lease every standaloneLease, not every 50 ms.
+// (The lease itself, set in transport, is not in raft's ReloadableConfig to check here.)
 func TestAStandaloneNodeElectsItselfAtOnce(t *testing.T) {
+	if standaloneFirstTimeout <= standaloneLease {
+		t.Fatalf("first timeout %v not above the lease %v: lowering it would not re-arm raft's timer", standaloneFirstTimeout, standaloneLease)
+	}
 	defer func(d time.Duration) { standaloneFirstTimeout = d }(standaloneFirstTimeout)
 	standaloneFirstTimeout = time.Hour
 	n, err := Open(DefaultConfig(t.TempDir()))
