@@ -72,19 +72,39 @@ func TestRejoinedMemberServesItsLeadersState(t *testing.T) {
 	firstRead("healed", 600)
 
 	// A cut too short for the member to lose its leader (paused, say): a session
-	// reattached at once must read what the others wrote meanwhile.
-	leaderBefore, _ := tc.servers[f].node.LeaderID()
-	tc.net.Isolate(strconv.Itoa(f + 1))
-	write(601, 700)
-	time.Sleep(300 * time.Millisecond) // longer than half the heartbeat timeout
-	leaderAfter, ok := tc.servers[f].node.LeaderID()
-	if !ok || leaderAfter != leaderBefore {
-		t.Fatalf("the member's leader changed from %q to %q during a 300 ms cut", leaderBefore, leaderAfter)
+	// reattached at once must read what the others wrote meanwhile. The cut lasts 300 ms,
+	// longer than half the heartbeat timeout (500 ms here) and shorter than the timeout,
+	// less the up to 200 ms since the leader's last heartbeat: a narrow window, which a
+	// loaded machine (the writes during the cut slowed) can miss, the member then calling
+	// an election. Such a round is not this phase's case, and is run again, at most
+	// shortCutRounds times.
+	const shortCutRounds = 5
+	last := 600
+	for round := 1; ; round++ {
+		leaderBefore, _ := tc.servers[f].node.LeaderID()
+		tc.net.Isolate(strconv.Itoa(f + 1))
+		cut := time.Now()
+		write(last+1, last+10)
+		last += 10
+		time.Sleep(300*time.Millisecond - time.Since(cut))
+		leaderAfter, ok := tc.servers[f].node.LeaderID()
+		tc.net.Heal()
+		if ok && leaderAfter == leaderBefore {
+			break
+		}
+		if round == shortCutRounds {
+			t.Fatalf("the member's leader changed from %q to %q during a 300 ms cut, in each of %d rounds", leaderBefore, leaderAfter, round)
+		}
+		t.Logf("round %d: the member's leader changed from %q to %q during the cut (%v); again", round, leaderBefore, leaderAfter, time.Since(cut))
+		for deadline := time.Now().Add(15 * time.Second); !tc.servers[f].node.HasLeader(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the healed member knows no leader after 15s")
+			}
+		}
 	}
-	tc.net.Heal()
 	back = reattach(t, tc.addr(f), sid, pw)
-	if h := back.call(jute.OpGetData, &jute.GetDataRequest{Path: "/k"}, &resp); h.Err != 0 || string(resp.Data) != "700" {
-		t.Fatalf("a session back on a member cut off for 300 ms read %q (%v), the last acknowledged write is 700", resp.Data, h.Err)
+	if h := back.call(jute.OpGetData, &jute.GetDataRequest{Path: "/k"}, &resp); h.Err != 0 || string(resp.Data) != strconv.Itoa(last) {
+		t.Fatalf("a session back on a member cut off for 300 ms read %q (%v), the last acknowledged write is %d", resp.Data, h.Err, last)
 	}
 }
 
