@@ -327,7 +327,7 @@ func Open(cfg Config) (*Node, error) {
 	d.n = n
 	n.duties = d
 	n.fwd = newForwarder(n)
-	if len(cfg.Peers) == 0 {
+	if !n.IsClustered() {
 		if err := electAtOnce(r); err != nil {
 			n.Close()
 			return nil, fmt.Errorf("quorum: standalone timeouts: %w", err)
@@ -358,10 +358,7 @@ func Open(cfg Config) (*Node, error) {
 func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog, recv *received) (raft.Transport, raft.Configuration, error) {
 	if len(cfg.Peers) == 0 {
 		rc.LocalID = "1"
-		// Timeouts above the lease, so electAtOnce can lower them (see standalone.go).
-		rc.HeartbeatTimeout = standaloneFirstTimeout
-		rc.ElectionTimeout = standaloneFirstTimeout
-		rc.LeaderLeaseTimeout = standaloneLease
+		standaloneTimeouts(rc)
 		addr, trans := raft.NewInmemTransport("")
 		return trans, raft.Configuration{Servers: []raft.Server{{ID: "1", Address: addr, Suffrage: raft.Voter}}}, nil
 	}

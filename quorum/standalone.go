@@ -18,8 +18,15 @@ const standaloneLease = 500 * time.Millisecond
 // standaloneFirstTimeout is a standalone raft's heartbeat and election timeout until
 // electAtOnce lowers them to standaloneLease: it must be above the lease, as raft only
 // re-arms a follower's timer when its timeout is lowered. A variable for the test that
-// sets it to an hour, which no election by the timer survives.
+// sets it to an hour, so that only electAtOnce, not the timer, can elect within its wait.
 var standaloneFirstTimeout = standaloneLease + time.Millisecond
+
+// standaloneTimeouts sets a standalone raft's timing: its lease, and first timeouts above
+// it for electAtOnce to lower.
+func standaloneTimeouts(rc *raft.Config) {
+	rc.HeartbeatTimeout, rc.ElectionTimeout = standaloneFirstTimeout, standaloneFirstTimeout
+	rc.LeaderLeaseTimeout = standaloneLease
+}
 
 // electAtOnce makes a standalone raft, just started as a follower, stand for election
 // now instead of after a heartbeat timeout. Lowering its timeouts makes raft re-arm the
