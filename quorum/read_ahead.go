@@ -5,9 +5,6 @@ import (
 	"io"
 	"net"
 	"sync"
-
-	"github.com/hashicorp/go-msgpack/v2/codec"
-	"github.com/hashicorp/raft"
 )
 
 // Raft's streams read ahead of raft (received.go says why). Each stream this member
@@ -132,44 +129,40 @@ func (r *readAheadConn) pump(recv *received) {
 	r.mu.Unlock()
 }
 
-// decodeRequests decodes raft requests from br as raft's transport does, handing the
-// AppendEntries to recv, until br fails (its error returned) or a request does not decode
-// (nil returned: the stream goes on undecoded).
+// decodeRequests reads raft requests from br as raft's transport will (raft_wire.go),
+// handing the AppendEntries to recv, until br fails (its error returned) or a request
+// is not one it understands (nil returned: the stream goes on undecoded).
 func decodeRequests(br *bufio.Reader, recv *received) error {
-	dec := codec.NewDecoder(br, &codec.MsgpackHandle{})
+	w := &wireReader{br: br}
 	for {
 		kind, err := br.ReadByte()
 		if err != nil {
 			return err
 		}
-		var req any
 		switch kind {
 		case rpcAppendEntries:
-			req = new(raft.AppendEntriesRequest)
-		case rpcRequestVote:
-			req = new(raft.RequestVoteRequest)
-		case rpcRequestPreVote:
-			req = new(raft.RequestPreVoteRequest)
+			req, err := w.appendEntries()
+			if err != nil {
+				// Bytes it does not understand, or the stream failed under it: the copy
+				// after it ends as the stream does.
+				return nil
+			}
+			recv.add(req)
+		case rpcRequestVote, rpcRequestPreVote, rpcTimeoutNow:
+			if w.skip(0) != nil {
+				return nil
+			}
 		case rpcInstallSnapshot:
-			req = new(raft.InstallSnapshotRequest)
-		case rpcTimeoutNow:
-			req = new(raft.TimeoutNowRequest)
-		default:
-			return nil
-		}
-		if dec.Decode(req) != nil {
-			// Bytes that do not decode, or the stream failed under the decoder: the
-			// copy after it ends as the stream does.
-			return nil
-		}
-		switch q := req.(type) {
-		case *raft.AppendEntriesRequest:
-			recv.add(q)
-		case *raft.InstallSnapshotRequest:
+			size, err := w.snapshotSize()
+			if err != nil {
+				return nil
+			}
 			// The snapshot's bytes follow the request.
-			if _, err := io.CopyN(io.Discard, br, q.Size); err != nil {
+			if _, err := io.CopyN(io.Discard, br, size); err != nil {
 				return err
 			}
+		default:
+			return nil
 		}
 	}
 }

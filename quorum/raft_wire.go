@@ -1,0 +1,380 @@
+package quorum
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"math"
+
+	"github.com/hashicorp/raft"
+)
+
+// A reader of the requests on raft's streams, for the read-ahead (read_ahead.go): raft's
+// transport writes each request as msgpack (hashicorp/go-msgpack, structs as maps keyed by
+// field name, the RPCHeader's fields inline), and the read-ahead decodes every one of them
+// a second time. go-msgpack decodes by reflection, which cost a follower 5-8% of its CPU
+// under writes; this reader walks the same bytes by hand, keeps only what received needs
+// of an AppendEntries (the terms, the indexes and each entry's index, term, type and data)
+// and of an InstallSnapshot (the size of the bytes after it), and skips everything else
+// value by value. Anything it does not expect is an error: the read-ahead then stops
+// decoding and the stream flows on undecoded, as before.
+
+// errWire is a request this reader does not understand.
+var errWire = errors.New("quorum: unexpected msgpack on a raft stream")
+
+// wireMaxLen bounds one string, byte string, array or map: a length past it is not a
+// request raft sent (an entry's data is bounded by jute.maxbuffer, a batch by raft's
+// MaxAppendEntries), and reading it would only allocate.
+const wireMaxLen = 64 << 20
+
+// wireMaxDepth bounds the nesting skipped: raft's requests nest three deep.
+const wireMaxDepth = 16
+
+// wireMaxKey is the longest map key read as a name; raft's are under 20 bytes.
+const wireMaxKey = 32
+
+// wireReader reads msgpack values from a stream (its buffer must hold wireMaxKey bytes).
+type wireReader struct {
+	br *bufio.Reader
+}
+
+// Msgpack type bytes (the msgpack spec's names).
+const (
+	mpNil     = 0xc0
+	mpFalse   = 0xc2
+	mpTrue    = 0xc3
+	mpBin8    = 0xc4
+	mpBin16   = 0xc5
+	mpBin32   = 0xc6
+	mpExt8    = 0xc7
+	mpExt16   = 0xc8
+	mpExt32   = 0xc9
+	mpFloat32 = 0xca
+	mpFloat64 = 0xcb
+	mpUint8   = 0xcc
+	mpUint16  = 0xcd
+	mpUint32  = 0xce
+	mpUint64  = 0xcf
+	mpInt8    = 0xd0
+	mpInt16   = 0xd1
+	mpInt32   = 0xd2
+	mpInt64   = 0xd3
+	mpFixExt1 = 0xd4 // to 0xd8: fixext 1, 2, 4, 8, 16
+	mpStr8    = 0xd9
+	mpStr16   = 0xda
+	mpStr32   = 0xdb
+	mpArray16 = 0xdc
+	mpArray32 = 0xdd
+	mpMap16   = 0xde
+	mpMap32   = 0xdf
+)
+
+// be reads an n-byte big-endian unsigned number.
+func (w *wireReader) be(n int) (uint64, error) {
+	var v uint64
+	for range n {
+		b, err := w.br.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		v = v<<8 | uint64(b)
+	}
+	return v, nil
+}
+
+// length reads the n-byte length that follows a type byte, bounded by wireMaxLen.
+func (w *wireReader) length(n int) (int, error) {
+	v, err := w.be(n)
+	if err != nil {
+		return 0, err
+	}
+	if v > wireMaxLen {
+		return 0, errWire
+	}
+	return int(v), nil
+}
+
+// uint reads a non-negative integer in any of msgpack's integer forms.
+func (w *wireReader) uint() (uint64, error) {
+	b, err := w.br.ReadByte()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case b <= 0x7f:
+		return uint64(b), nil
+	case b >= mpUint8 && b <= mpUint64:
+		return w.be(1 << (b - mpUint8))
+	case b >= mpInt8 && b <= mpInt64:
+		n := 1 << (b - mpInt8)
+		v, err := w.be(n)
+		if err != nil {
+			return 0, err
+		}
+		if v>>(8*n-1) != 0 { // negative
+			return 0, errWire
+		}
+		return v, nil
+	}
+	return 0, errWire
+}
+
+// containerLen reads the header of a map (isMap) or an array; nil reads as length -1.
+func (w *wireReader) containerLen(isMap bool) (int, error) {
+	b, err := w.br.ReadByte()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case b == mpNil:
+		return -1, nil
+	case isMap && b >= 0x80 && b <= 0x8f:
+		return int(b & 0x0f), nil
+	case isMap && b == mpMap16:
+		return w.length(2)
+	case isMap && b == mpMap32:
+		return w.length(4)
+	case !isMap && b >= 0x90 && b <= 0x9f:
+		return int(b & 0x0f), nil
+	case !isMap && b == mpArray16:
+		return w.length(2)
+	case !isMap && b == mpArray32:
+		return w.length(4)
+	}
+	return 0, errWire
+}
+
+// rawLen reads the header of a string or a byte string; nil reads as length -1.
+func (w *wireReader) rawLen() (int, error) {
+	b, err := w.br.ReadByte()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case b == mpNil:
+		return -1, nil
+	case b >= 0xa0 && b <= 0xbf:
+		return int(b & 0x1f), nil
+	case b == mpStr8 || b == mpBin8:
+		return w.length(1)
+	case b == mpStr16 || b == mpBin16:
+		return w.length(2)
+	case b == mpStr32 || b == mpBin32:
+		return w.length(4)
+	}
+	return 0, errWire
+}
+
+// bytes reads a string or byte string into a new slice (nil for nil or empty, as
+// go-msgpack leaves an empty []byte field).
+func (w *wireReader) bytes() ([]byte, error) {
+	n, err := w.rawLen()
+	if err != nil || n <= 0 {
+		return nil, err
+	}
+	out := make([]byte, n)
+	if _, err := io.ReadFull(w.br, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// mapKey reads a map's key, a string. The result is the reader's buffer, valid until the
+// next read; it is empty for a key longer than wireMaxKey (no field this reader wants has
+// one).
+func (w *wireReader) mapKey() ([]byte, error) {
+	n, err := w.rawLen()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, errWire
+	}
+	if n > wireMaxKey {
+		_, err := w.br.Discard(n)
+		return nil, err
+	}
+	k, err := w.br.Peek(n)
+	if err != nil {
+		return nil, err
+	}
+	w.br.Discard(n) // k stays readable: only the next read moves the buffer's bytes
+	return k, nil
+}
+
+// skip reads past one value of any type.
+func (w *wireReader) skip(depth int) error {
+	if depth > wireMaxDepth {
+		return errWire
+	}
+	b, err := w.br.ReadByte()
+	if err != nil {
+		return err
+	}
+	var n, items int // bytes to discard, then values to skip
+	switch {
+	case b <= 0x7f || b >= 0xe0 || b == mpNil || b == mpFalse || b == mpTrue:
+	case b >= 0x80 && b <= 0x8f:
+		items = 2 * int(b&0x0f)
+	case b >= 0x90 && b <= 0x9f:
+		items = int(b & 0x0f)
+	case b >= 0xa0 && b <= 0xbf:
+		n = int(b & 0x1f)
+	case b == mpStr8 || b == mpBin8:
+		n, err = w.length(1)
+	case b == mpStr16 || b == mpBin16:
+		n, err = w.length(2)
+	case b == mpStr32 || b == mpBin32:
+		n, err = w.length(4)
+	case b == mpExt8 || b == mpExt16 || b == mpExt32:
+		n, err = w.length(1 << (b - mpExt8))
+		n++ // the ext's type byte
+	case b == mpFloat32:
+		n = 4
+	case b == mpFloat64:
+		n = 8
+	case b >= mpUint8 && b <= mpUint64:
+		n = 1 << (b - mpUint8)
+	case b >= mpInt8 && b <= mpInt64:
+		n = 1 << (b - mpInt8)
+	case b >= mpFixExt1 && b <= mpFixExt1+4:
+		n = 1 + 1<<(b-mpFixExt1)
+	case b == mpArray16:
+		items, err = w.length(2)
+	case b == mpArray32:
+		items, err = w.length(4)
+	case b == mpMap16:
+		items, err = w.length(2)
+		items *= 2
+	case b == mpMap32:
+		items, err = w.length(4)
+		items *= 2
+	default: // 0xc1, never used
+		return errWire
+	}
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		if _, err := w.br.Discard(n); err != nil {
+			return err
+		}
+	}
+	for range items {
+		if err := w.skip(depth + 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachField reads a map (nil reads as empty) at depth, calling field with each key:
+// field reads the value and returns true, or returns false to have it skipped.
+func (w *wireReader) eachField(depth int, field func(key []byte) (bool, error)) error {
+	n, err := w.containerLen(true)
+	if err != nil {
+		return err
+	}
+	for range max(n, 0) {
+		k, err := w.mapKey()
+		if err != nil {
+			return err
+		}
+		read, err := field(k)
+		if err == nil && !read {
+			err = w.skip(depth + 1)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendEntries reads an AppendEntriesRequest: its terms, indexes and entries (each
+// entry's index, term, type and data; its time and extensions are skipped). The RPC
+// header is skipped.
+func (w *wireReader) appendEntries() (*raft.AppendEntriesRequest, error) {
+	req := new(raft.AppendEntriesRequest)
+	err := w.eachField(0, func(k []byte) (bool, error) {
+		var err error
+		switch string(k) {
+		case "Term":
+			req.Term, err = w.uint()
+		case "PrevLogEntry":
+			req.PrevLogEntry, err = w.uint()
+		case "PrevLogTerm":
+			req.PrevLogTerm, err = w.uint()
+		case "LeaderCommitIndex":
+			req.LeaderCommitIndex, err = w.uint()
+		case "Entries":
+			req.Entries, err = w.entries()
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// entries reads an AppendEntries' list of entries.
+func (w *wireReader) entries() ([]*raft.Log, error) {
+	n, err := w.containerLen(false)
+	if err != nil || n <= 0 {
+		return nil, err
+	}
+	out := make([]*raft.Log, n)
+	logs := make([]raft.Log, n)
+	for i := range out {
+		e := &logs[i]
+		err := w.eachField(1, func(k []byte) (bool, error) {
+			var err error
+			switch string(k) {
+			case "Index":
+				e.Index, err = w.uint()
+			case "Term":
+				e.Term, err = w.uint()
+			case "Type":
+				var t uint64
+				if t, err = w.uint(); err == nil && t > math.MaxUint8 {
+					err = errWire
+				}
+				e.Type = raft.LogType(t)
+			case "Data":
+				e.Data, err = w.bytes()
+			default:
+				return false, nil
+			}
+			return true, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// snapshotSize reads an InstallSnapshotRequest and returns its Size: the bytes of
+// snapshot that follow it on the stream.
+func (w *wireReader) snapshotSize() (int64, error) {
+	var size uint64
+	err := w.eachField(0, func(k []byte) (bool, error) {
+		if string(k) != "Size" {
+			return false, nil
+		}
+		var err error
+		size, err = w.uint()
+		return true, err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if size > math.MaxInt64 {
+		return 0, errWire
+	}
+	return int64(size), nil
+}
