@@ -5,27 +5,36 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/hashicorp/raft"
 )
 
-// A reader of the requests on raft's streams, for the read-ahead (read_ahead.go): raft's
+// A reader of the requests on raft's streams, for the read-ahead (read_ahead.go). Raft's
 // transport writes each request as msgpack (hashicorp/go-msgpack, structs as maps keyed by
-// field name, the RPCHeader's fields inline), and the read-ahead decodes every one of them
-// a second time. go-msgpack decodes by reflection, which cost a follower 5-8% of its CPU
-// under writes; this reader walks the same bytes by hand, keeps only what received needs
-// of an AppendEntries (the terms, the indexes and each entry's index, term, type and data)
-// and of an InstallSnapshot (the size of the bytes after it), and skips everything else
-// value by value. Anything it does not expect is an error: the read-ahead then stops
-// decoding and the stream flows on undecoded, as before.
+// field name, the RPCHeader's fields inline). This reader walks those bytes by hand,
+// without reflection: it keeps only what received needs of an AppendEntries (the terms,
+// the indexes and each entry's index, term, type and data) and of an InstallSnapshot (the
+// size of the bytes after it), and skips everything else value by value. Anything it
+// does not expect is an error, after which the read-ahead stops decoding and the stream
+// flows on undecoded: a lost chance to apply early, never a wrong entry.
 
 // errWire is a request this reader does not understand.
 var errWire = errors.New("quorum: unexpected msgpack on a raft stream")
 
-// wireMaxLen bounds one string, byte string, array or map: a length past it is not a
-// request raft sent (an entry's data is bounded by jute.maxbuffer, a batch by raft's
-// MaxAppendEntries), and reading it would only allocate.
+// wireMaxLen bounds one string, byte string, array or map. An entry's data is a jute
+// request of up to jute.maxbuffer (1 MiB by default; an operator may raise it), so a
+// longer length is garbage or a stream this reader gives up on: either way the decoding
+// stops and the stream flows on, which costs only the early applies of that stream.
 const wireMaxLen = 64 << 20
+
+// wireMaxEntries bounds an AppendEntries' entries: raft refuses a MaxAppendEntries above
+// 1024. The entries are allocated when the count is read, so an unbounded count from a
+// few bytes could take gigabytes.
+const wireMaxEntries = 1024
+
+// wireChunk is the most a byte string is allocated ahead of its bytes arriving.
+const wireChunk = 64 << 10
 
 // wireMaxDepth bounds the nesting skipped: raft's requests nest three deep.
 const wireMaxDepth = 16
@@ -172,9 +181,14 @@ func (w *wireReader) bytes() ([]byte, error) {
 	if err != nil || n <= 0 {
 		return nil, err
 	}
-	out := make([]byte, n)
-	if _, err := io.ReadFull(w.br, out); err != nil {
-		return nil, err
+	// Grown as the bytes arrive: a length alone allocates at most wireChunk.
+	out := make([]byte, 0, min(n, wireChunk))
+	for len(out) < n {
+		k := min(n-len(out), wireChunk)
+		out = slices.Grow(out, k)[:len(out)+k]
+		if _, err := io.ReadFull(w.br, out[len(out)-k:]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -325,6 +339,9 @@ func (w *wireReader) entries() ([]*raft.Log, error) {
 	n, err := w.containerLen(false)
 	if err != nil || n <= 0 {
 		return nil, err
+	}
+	if n > wireMaxEntries {
+		return nil, errWire
 	}
 	out := make([]*raft.Log, n)
 	logs := make([]raft.Log, n)

@@ -142,7 +142,7 @@ func TestTheWireReaderReadsWhatRaftSends(t *testing.T) {
 				case 2:
 					reqs = append(reqs, &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ID: randomBytes(r)}})
 				case 3:
-					reqs = append(reqs, &raft.InstallSnapshotRequest{Term: randomNumber(r), Size: int64(r.Uint64N(math.MaxInt64)), Configuration: randomBytes(r), Peers: randomBytes(r)})
+					reqs = append(reqs, &raft.InstallSnapshotRequest{Term: randomNumber(r), Size: int64(randomNumber(r) >> 1), Configuration: randomBytes(r), Peers: randomBytes(r)})
 				default:
 					reqs = append(reqs, randomAppend(r))
 				}
@@ -189,8 +189,8 @@ func TestTheWireReaderReadsWhatRaftSends(t *testing.T) {
 }
 
 // Every cut of a request is an error, never a panic or a request; so is every byte
-// msgpack does not use, a negative number where an index goes, and a length past
-// wireMaxLen (nothing is allocated for it).
+// msgpack does not use, a negative number where an index goes, a length past wireMaxLen
+// and a count of entries past wireMaxEntries.
 func TestTheWireReaderRefusesWhatRaftDoesNotSend(t *testing.T) {
 	req := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: 3, ID: []byte("1"), Addr: []byte("127.0.0.1:7001")},
 		Term: 300, PrevLogEntry: 70000, PrevLogTerm: 5e9, LeaderCommitIndex: 1 << 40,
@@ -211,15 +211,23 @@ func TestTheWireReaderRefusesWhatRaftDoesNotSend(t *testing.T) {
 		{0x81, 0xa4, 'T', 'e', 'r', 'm', 0xd0, 0x80},                                                               // Term: int8 -128
 		{0x81, 0xa7, 'E', 'n', 't', 'r', 'i', 'e', 's', 0xdd, 0xff, 0, 0, 0},                                       // an array of 4G entries
 		{0x81, 0xa7, 'E', 'n', 't', 'r', 'i', 'e', 's', 0x91, 0x81, 0xa4, 'D', 'a', 't', 'a', 0xdb, 0x7f, 0, 0, 0}, // 2 GiB of data
-		{0x81, 0xa4, 'T', 'e', 'r', 'm', 0xa1, 'x'},                                                                // a string for a number
+		{0x81, 0xa4, 'T', 'e', 'r', 'm', 0xa1, 'x'},
+		{0x81, 0xa7, 'E', 'n', 't', 'r', 'i', 'e', 's', 0xdd, 0, 0, 4, 1}, // 1025 entries                                                                // a string for a number
 	} {
 		w := &wireReader{br: bufio.NewReader(bytes.NewReader(bad))}
 		if req, err := w.appendEntries(); err == nil {
 			t.Fatalf("% x read as %+v", bad, req)
 		}
 	}
+	// A count past wireMaxEntries is refused as it is read, before anything is allocated
+	// for it (not when the entries fail to arrive).
+	many := []byte{0x81, 0xa7, 'E', 'n', 't', 'r', 'i', 'e', 's', 0xdd, 0, 0, 4, 1} // 1025 entries
+	w := &wireReader{br: bufio.NewReader(bytes.NewReader(many))}
+	if _, err := w.appendEntries(); !errors.Is(err, errWire) {
+		t.Fatalf("1025 entries: %v, want errWire", err)
+	}
 	deep := slices.Repeat([]byte{0x91}, 100) // arrays in arrays, past wireMaxDepth
-	w := &wireReader{br: bufio.NewReader(bytes.NewReader(append(deep, 0)))}
+	w = &wireReader{br: bufio.NewReader(bytes.NewReader(append(deep, 0)))}
 	if err := w.skip(0); !errors.Is(err, errWire) {
 		t.Fatalf("skipping %d nested arrays: %v", len(deep), err)
 	}
@@ -263,4 +271,74 @@ func BenchmarkReadAheadDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Every msgpack form skips to its last byte, those raft never sends too (extensions,
+// floats, 16- and 32-bit containers, byte strings, a key longer than wireMaxKey), so
+// the value after it is read where it starts.
+func TestTheWireReaderSkipsEveryForm(t *testing.T) {
+	long := append([]byte{0xd9, 40}, bytes.Repeat([]byte{'k'}, 40)...)
+	for _, form := range [][]byte{
+		{0x05}, {0xe0}, {0xc0}, {0xc2}, {0xc3},
+		{0xcc, 1}, {0xcd, 1, 2}, {0xce, 1, 2, 3, 4}, {0xcf, 1, 2, 3, 4, 5, 6, 7, 8},
+		{0xd0, 1}, {0xd1, 1, 2}, {0xd2, 1, 2, 3, 4}, {0xd3, 1, 2, 3, 4, 5, 6, 7, 8},
+		{0xca, 1, 2, 3, 4}, {0xcb, 1, 2, 3, 4, 5, 6, 7, 8},
+		{0xa2, 'a', 'b'}, {0xd9, 2, 'a', 'b'}, {0xda, 0, 2, 'a', 'b'}, {0xdb, 0, 0, 0, 2, 'a', 'b'},
+		{0xc4, 2, 1, 2}, {0xc5, 0, 2, 1, 2}, {0xc6, 0, 0, 0, 2, 1, 2},
+		{0xd4, 9, 1}, {0xd5, 9, 1, 2}, {0xd6, 9, 1, 2, 3, 4}, {0xd7, 9, 1, 2, 3, 4, 5, 6, 7, 8},
+		append([]byte{0xd8, 9}, make([]byte, 16)...),
+		{0xc7, 2, 9, 1, 2}, {0xc8, 0, 2, 9, 1, 2}, {0xc9, 0, 0, 0, 2, 9, 1, 2},
+		{0x92, 0x01, 0xa1, 'x'}, {0xdc, 0, 2, 0x01, 0x02}, {0xdd, 0, 0, 0, 1, 0xc0},
+		{0x81, 0x01, 0x02}, {0xde, 0, 1, 0x01, 0x02}, {0xdf, 0, 0, 0, 1, 0x01, 0x92, 0x01, 0x02},
+		append(append([]byte{0x81}, long...), 0x07), // a map with a long key
+	} {
+		const end = 0xee
+		w := &wireReader{br: bufio.NewReaderSize(bytes.NewReader(append(slices.Clone(form), end)), wireMaxKey)}
+		if err := w.skip(0); err != nil {
+			t.Fatalf("% x: %v", form, err)
+		}
+		if b, err := w.br.ReadByte(); err != nil || b != end {
+			t.Fatalf("% x: then read %#x, %v; want the end byte", form, b, err)
+		}
+	}
+	// A long key inside an AppendEntries is skipped with its value.
+	req := append(append([]byte{0x82}, long...), 0x07, 0xa4, 'T', 'e', 'r', 'm', 0x09)
+	w := &wireReader{br: bufio.NewReaderSize(bytes.NewReader(req), wireMaxKey)}
+	if got, err := w.appendEntries(); err != nil || got.Term != 9 {
+		t.Fatalf("read %+v, %v; want term 9", got, err)
+	}
+}
+
+// A length is not allocated before its bytes arrive: a byte string that says 60 MiB and
+// ends at once costs at most wireChunk.
+func TestTheWireReaderAllocatesAsBytesArrive(t *testing.T) {
+	bad := []byte{0x81, 0xa7, 'E', 'n', 't', 'r', 'i', 'e', 's', 0x91, 0x81, 0xa4, 'D', 'a', 't', 'a', 0xdb, 0x03, 0xc0, 0, 0, 1, 2, 3}
+	allocs := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			w := &wireReader{br: bufio.NewReader(bytes.NewReader(bad))}
+			if _, err := w.appendEntries(); err == nil {
+				b.Fatal("a cut byte string read")
+			}
+		}
+	})
+	if per := allocs.AllocedBytesPerOp(); per > 2*wireChunk+(64<<10) {
+		t.Fatalf("a 60 MiB byte string cut after 4 bytes allocated %d bytes", per)
+	}
+}
+
+// decodeRequests hands each AppendEntries to received and, at the first request it
+// does not understand, stops (nil: the read-ahead passes the rest on undecoded).
+func TestDecodingStopsAtARequestNotUnderstood(t *testing.T) {
+	var stream []byte
+	stream = append(stream, raftEncode(t, false, appendReq(2, 0, 2, 2))...)
+	stream = append(stream, rpcAppendEntries, 0x81, 0xa4, 'T', 'e', 'r', 'm', 0xc1) // a type byte msgpack never uses
+	stream = append(stream, raftEncode(t, false, appendReq(2, 2, 2))...)
+	recv := &received{}
+	if err := decodeRequests(bufio.NewReader(bytes.NewReader(stream)), recv); err != nil {
+		t.Fatalf("decoding ended with %v, want nil", err)
+	}
+	if recv.span(1, 2, 2) == nil || recv.span(1, 3, 2) != nil {
+		t.Fatalf("received %d entries after %d, want the first request's 2 only", len(recv.entries), recv.base)
+	}
 }

@@ -1,45 +1,30 @@
 package quorum
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"net"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
 )
-
-// rpcBytes is one request as raft's transport sends it: its type byte, then msgpack.
-func rpcBytes(t *testing.T, kind uint8, req any) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	w.WriteByte(kind)
-	if err := codec.NewEncoder(w, &codec.MsgpackHandle{}).Encode(req); err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	return b.Bytes()
-}
 
 // Raft reads, through a read-ahead stream, exactly the bytes sent: every kind of request,
 // a snapshot's bytes after its request, and bytes that do not decode, after which the
 // stream goes on undecoded. The AppendEntries before those bytes reach received.
 func TestAReadAheadStreamPassesEveryByte(t *testing.T) {
 	var sent []byte
-	sent = append(sent, rpcBytes(t, rpcAppendEntries, appendReq(2, 0, 1, 2, 2))...)
-	sent = append(sent, rpcBytes(t, rpcRequestVote, &raft.RequestVoteRequest{Term: 2, LastLogIndex: 3})...)
-	sent = append(sent, rpcBytes(t, rpcRequestPreVote, &raft.RequestPreVoteRequest{Term: 2})...)
+	sent = append(sent, raftEncode(t, false, appendReq(2, 0, 1, 2, 2))...)
+	sent = append(sent, raftEncode(t, false, &raft.RequestVoteRequest{Term: 2, LastLogIndex: 3})...)
+	sent = append(sent, raftEncode(t, false, &raft.RequestPreVoteRequest{Term: 2})...)
 	snap := bytes.Repeat([]byte{rpcAppendEntries, 0xc1}, 40000) // would not decode as requests
-	sent = append(sent, rpcBytes(t, rpcInstallSnapshot, &raft.InstallSnapshotRequest{Term: 2, Size: int64(len(snap))})...)
+	sent = append(sent, raftEncode(t, false, &raft.InstallSnapshotRequest{Term: 2, Size: int64(len(snap))})...)
 	sent = append(sent, snap...)
-	sent = append(sent, rpcBytes(t, rpcTimeoutNow, &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ID: []byte("1")}})...)
-	sent = append(sent, rpcBytes(t, rpcAppendEntries, appendReq(2, 3, 2, 2))...)
+	sent = append(sent, raftEncode(t, false, &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ID: []byte("1")}})...)
+	sent = append(sent, raftEncode(t, false, appendReq(2, 3, 2, 2))...)
 	sent = append(sent, 99, 1, 2, 3) // a request of no known kind
-	sent = append(sent, rpcBytes(t, rpcAppendEntries, appendReq(2, 5, 2))...)
+	sent = append(sent, raftEncode(t, false, appendReq(2, 5, 2))...)
 
 	a, b := net.Pipe()
 	recv := &received{}
@@ -78,7 +63,7 @@ func TestAReadAheadStreamReadsBeforeRaftDoes(t *testing.T) {
 	c := newReadAheadConn(b, recv)
 	defer c.Close()
 	defer a.Close()
-	go a.Write(rpcBytes(t, rpcAppendEntries, appendReq(5, 0, 5, 5)))
+	go a.Write(raftEncode(t, false, appendReq(5, 0, 5, 5)))
 	for deadline := time.Now().Add(5 * time.Second); recv.span(1, 2, 5) == nil; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the AppendEntries was not read ahead in 5 s")
