@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test ./jute/ -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 60s
 	$(GO) test ./server/sasl/ -run '^$$' -fuzz FuzzDigestResponse -fuzztime 30s
 	$(GO) test ./server/sasl/ -run '^$$' -fuzz FuzzParseJAAS -fuzztime 30s
+	$(GO) test ./quorum/ -run '^$$' -fuzz FuzzWireReader -fuzztime 30s
 
 vet:
 	$(GO) vet $(PKGS)

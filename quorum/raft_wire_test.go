@@ -342,3 +342,16 @@ func TestDecodingStopsAtARequestNotUnderstood(t *testing.T) {
 		t.Fatalf("received %d entries after %d, want the first request's 2 only", len(recv.entries), recv.base)
 	}
 }
+
+// FuzzWireReader feeds arbitrary bytes to the read-ahead's decoding: it never panics, and
+// it ends (the input is finite and every value read consumes a byte).
+func FuzzWireReader(f *testing.F) {
+	entry := &raft.Log{Index: 1, Term: 2, Type: raft.LogCommand, Data: []byte("abc"), Extensions: []byte{1}, AppendedAt: time.Unix(1, 2)}
+	small := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ID: []byte("1")}, Term: 2, LeaderCommitIndex: 300, Entries: []*raft.Log{entry}}
+	f.Add(raftEncode(f, false, small, &raft.RequestVoteRequest{Term: 3}))
+	f.Add(raftEncode(f, true, small, &raft.InstallSnapshotRequest{Term: 3, Size: 4}))
+	f.Add(raftEncode(f, false, &raft.TimeoutNowRequest{}, appendReq(2, 0, 2, 2)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = decodeRequests(bufio.NewReader(bytes.NewReader(b)), &received{})
+	})
+}
