@@ -128,48 +128,95 @@ func (w *wireReader) uint() (uint64, error) {
 	return 0, errWire
 }
 
-// containerLen reads the header of a map (isMap) or an array; nil reads as length -1.
-func (w *wireReader) containerLen(isMap bool) (int, error) {
+// wireKind is what a value's type byte says follows it.
+type wireKind uint8
+
+const (
+	wireFixed    wireKind = iota // n bytes of payload: a number, nil, a boolean, an extension
+	wireRaw                      // a string or byte string of n bytes
+	wireArray                    // n values
+	wireMap                      // n keys, each followed by its value
+	wireNilValue                 // nil, where a string, array or map may be nil
+)
+
+// head reads a value's type byte and returns its kind and length, bounded by wireMaxLen
+// (msgpack's only classification of type bytes here; uint reads numbers itself).
+func (w *wireReader) head() (wireKind, int, error) {
 	b, err := w.br.ReadByte()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	switch {
+	case b <= 0x7f || b >= 0xe0 || b == mpFalse || b == mpTrue:
+		return wireFixed, 0, nil
 	case b == mpNil:
+		return wireNilValue, 0, nil
+	case b >= 0x80 && b <= 0x8f:
+		return wireMap, int(b & 0x0f), nil
+	case b >= 0x90 && b <= 0x9f:
+		return wireArray, int(b & 0x0f), nil
+	case b >= 0xa0 && b <= 0xbf:
+		return wireRaw, int(b & 0x1f), nil
+	case b == mpFloat32:
+		return wireFixed, 4, nil
+	case b == mpFloat64:
+		return wireFixed, 8, nil
+	case b >= mpUint8 && b <= mpUint64:
+		return wireFixed, 1 << (b - mpUint8), nil
+	case b >= mpInt8 && b <= mpInt64:
+		return wireFixed, 1 << (b - mpInt8), nil
+	case b >= mpFixExt1 && b <= mpFixExt1+4:
+		return wireFixed, 1 + 1<<(b-mpFixExt1), nil // the ext's type byte, then its data
+	}
+	var kind wireKind
+	var width int // of the length that follows the type byte
+	switch b {
+	case mpStr8, mpBin8:
+		kind, width = wireRaw, 1
+	case mpStr16, mpBin16:
+		kind, width = wireRaw, 2
+	case mpStr32, mpBin32:
+		kind, width = wireRaw, 4
+	case mpExt8, mpExt16, mpExt32:
+		kind, width = wireFixed, 1<<(b-mpExt8)
+	case mpArray16, mpArray32:
+		kind, width = wireArray, 2<<(b-mpArray16)
+	case mpMap16, mpMap32:
+		kind, width = wireMap, 2<<(b-mpMap16)
+	default: // 0xc1, never used
+		return 0, 0, errWire
+	}
+	n, err := w.length(width)
+	if kind == wireFixed {
+		n++ // an extension's type byte follows its length
+	}
+	return kind, n, err
+}
+
+// containerLen reads the header of a map (isMap) or an array; nil reads as length -1.
+func (w *wireReader) containerLen(isMap bool) (int, error) {
+	kind, n, err := w.head()
+	switch {
+	case err != nil:
+		return 0, err
+	case kind == wireNilValue:
 		return -1, nil
-	case isMap && b >= 0x80 && b <= 0x8f:
-		return int(b & 0x0f), nil
-	case isMap && b == mpMap16:
-		return w.length(2)
-	case isMap && b == mpMap32:
-		return w.length(4)
-	case !isMap && b >= 0x90 && b <= 0x9f:
-		return int(b & 0x0f), nil
-	case !isMap && b == mpArray16:
-		return w.length(2)
-	case !isMap && b == mpArray32:
-		return w.length(4)
+	case kind == wireMap && isMap, kind == wireArray && !isMap:
+		return n, nil
 	}
 	return 0, errWire
 }
 
 // rawLen reads the header of a string or a byte string; nil reads as length -1.
 func (w *wireReader) rawLen() (int, error) {
-	b, err := w.br.ReadByte()
-	if err != nil {
-		return 0, err
-	}
+	kind, n, err := w.head()
 	switch {
-	case b == mpNil:
+	case err != nil:
+		return 0, err
+	case kind == wireNilValue:
 		return -1, nil
-	case b >= 0xa0 && b <= 0xbf:
-		return int(b & 0x1f), nil
-	case b == mpStr8 || b == mpBin8:
-		return w.length(1)
-	case b == mpStr16 || b == mpBin16:
-		return w.length(2)
-	case b == mpStr32 || b == mpBin32:
-		return w.length(4)
+	case kind == wireRaw:
+		return n, nil
 	}
 	return 0, errWire
 }
@@ -221,60 +268,20 @@ func (w *wireReader) skip(depth int) error {
 	if depth > wireMaxDepth {
 		return errWire
 	}
-	b, err := w.br.ReadByte()
+	kind, n, err := w.head()
 	if err != nil {
 		return err
 	}
-	var n, items int // bytes to discard, then values to skip
-	switch {
-	case b <= 0x7f || b >= 0xe0 || b == mpNil || b == mpFalse || b == mpTrue:
-	case b >= 0x80 && b <= 0x8f:
-		items = 2 * int(b&0x0f)
-	case b >= 0x90 && b <= 0x9f:
-		items = int(b & 0x0f)
-	case b >= 0xa0 && b <= 0xbf:
-		n = int(b & 0x1f)
-	case b == mpStr8 || b == mpBin8:
-		n, err = w.length(1)
-	case b == mpStr16 || b == mpBin16:
-		n, err = w.length(2)
-	case b == mpStr32 || b == mpBin32:
-		n, err = w.length(4)
-	case b == mpExt8 || b == mpExt16 || b == mpExt32:
-		n, err = w.length(1 << (b - mpExt8))
-		n++ // the ext's type byte
-	case b == mpFloat32:
-		n = 4
-	case b == mpFloat64:
-		n = 8
-	case b >= mpUint8 && b <= mpUint64:
-		n = 1 << (b - mpUint8)
-	case b >= mpInt8 && b <= mpInt64:
-		n = 1 << (b - mpInt8)
-	case b >= mpFixExt1 && b <= mpFixExt1+4:
-		n = 1 + 1<<(b-mpFixExt1)
-	case b == mpArray16:
-		items, err = w.length(2)
-	case b == mpArray32:
-		items, err = w.length(4)
-	case b == mpMap16:
-		items, err = w.length(2)
-		items *= 2
-	case b == mpMap32:
-		items, err = w.length(4)
-		items *= 2
-	default: // 0xc1, never used
-		return errWire
-	}
-	if err != nil {
+	switch kind {
+	case wireFixed, wireRaw:
+		_, err = w.br.Discard(n)
 		return err
+	case wireMap:
+		n *= 2
+	case wireNilValue:
+		return nil
 	}
-	if n > 0 {
-		if _, err := w.br.Discard(n); err != nil {
-			return err
-		}
-	}
-	for range items {
+	for range n {
 		if err := w.skip(depth + 1); err != nil {
 			return err
 		}
@@ -305,28 +312,34 @@ func (w *wireReader) eachField(depth int, field func(key []byte) (bool, error)) 
 	return nil
 }
 
+// uintInto reads a number into dst, for eachField's callers: true, as the value is read.
+func (w *wireReader) uintInto(dst *uint64) (bool, error) {
+	v, err := w.uint()
+	*dst = v
+	return true, err
+}
+
 // appendEntries reads an AppendEntriesRequest: its terms, indexes and entries (each
 // entry's index, term, type and data; its time and extensions are skipped). The RPC
 // header is skipped.
 func (w *wireReader) appendEntries() (*raft.AppendEntriesRequest, error) {
 	req := new(raft.AppendEntriesRequest)
 	err := w.eachField(0, func(k []byte) (bool, error) {
-		var err error
 		switch string(k) {
 		case "Term":
-			req.Term, err = w.uint()
+			return w.uintInto(&req.Term)
 		case "PrevLogEntry":
-			req.PrevLogEntry, err = w.uint()
+			return w.uintInto(&req.PrevLogEntry)
 		case "PrevLogTerm":
-			req.PrevLogTerm, err = w.uint()
+			return w.uintInto(&req.PrevLogTerm)
 		case "LeaderCommitIndex":
-			req.LeaderCommitIndex, err = w.uint()
+			return w.uintInto(&req.LeaderCommitIndex)
 		case "Entries":
+			var err error
 			req.Entries, err = w.entries()
-		default:
-			return false, nil
+			return true, err
 		}
-		return true, err
+		return false, nil
 	})
 	if err != nil {
 		return nil, err
@@ -351,9 +364,9 @@ func (w *wireReader) entries() ([]*raft.Log, error) {
 			var err error
 			switch string(k) {
 			case "Index":
-				e.Index, err = w.uint()
+				return w.uintInto(&e.Index)
 			case "Term":
-				e.Term, err = w.uint()
+				return w.uintInto(&e.Term)
 			case "Type":
 				var t uint64
 				if t, err = w.uint(); err == nil && t > math.MaxUint8 {
@@ -383,9 +396,7 @@ func (w *wireReader) snapshotSize() (int64, error) {
 		if string(k) != "Size" {
 			return false, nil
 		}
-		var err error
-		size, err = w.uint()
-		return true, err
+		return w.uintInto(&size)
 	})
 	if err != nil {
 		return 0, err
