@@ -145,7 +145,21 @@
 //
 // A standalone server stores every batch durably: it has no replication to overlap.
 //
+// Prompt elections (prompt_election.go): a voting follower whose stream to the leader
+// broke, and whose dials to the leader's peer and raft ports are both refused while raft
+// still names that leader in the term it named it in, hands its own raft a TimeoutNow and
+// so stands for election at once. Raft's safety never rests on when a member stands: a
+// vote still needs a term above every voter's and a log at least as up to date as each
+// granting voter's, so no committed entry is lost and no two leaders share a term. The
+// request's one effect beyond a timeout firing early is that voters grant their vote
+// although they still name a leader, which they stop doing moments later anyway, since
+// that leader's ports refuse them too. A wrong guess (a leader alive behind refused
+// ports) costs an election, not an entry; survivors stand one after another, by rank,
+// so two seldom split a vote.
+//
 // Notices cost nothing while idle: they are sent only after an apply, and raft's
 // CommitTimeout stays long (500 ms, Config.CommitTimeout), as the fallback that carries
-// the commit index when no notice arrives (a member that just connected gets the current point at once).
+// the commit index when no notice arrives (a member that just connected gets the current
+// point at once). It is also when the leader tries again to reach a member it could not:
+// a tick (tried) left a member cut off for a moment behind for two to four seconds.
 package quorum

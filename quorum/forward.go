@@ -309,6 +309,9 @@ func (fw *forwarder) redial() bool {
 	}
 	c, err := fw.n.cfg.Network.Dial(p.PeerAddr, 2*time.Second)
 	if err != nil {
+		if connRefused(err) && fw.n.prompt != nil {
+			fw.n.prompt.refused(id) // the leader may be gone (prompt_election.go)
+		}
 		return false
 	}
 	if st != nil {

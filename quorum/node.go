@@ -142,17 +142,20 @@ func (c *Config) self() *Peer {
 
 // Node is one server's Raft member with its state machine.
 type Node struct {
-	cfg       Config
-	FSM       *FSM
-	raft      *raft.Raft
-	store     *persistence.Store
-	trans     raft.Transport
-	peers     net.Listener // the peer port, in a cluster
-	fwd       *forwarder
-	duties    *duties
-	notify    chan bool
-	done      chan struct{}
-	closeOnce sync.Once
+	cfg    Config
+	FSM    *FSM
+	raft   *raft.Raft
+	store  *persistence.Store
+	trans  raft.Transport
+	peers  net.Listener // the peer port, in a cluster
+	fwd    *forwarder
+	prompt *promptElection // a follower's election when its leader's ports refuse (cluster)
+	// leaderNews gets a token whenever raft names another leader or none (cluster).
+	leaderNews chan struct{}
+	duties     *duties
+	notify     chan bool
+	done       chan struct{}
+	closeOnce  sync.Once
 	// membersChanged wakes the leader's membership duty (see membershipLoop).
 	membersChanged chan struct{}
 	// learners is when each follower or observer last sent its heartbeat (leader).
@@ -338,6 +341,17 @@ func Open(cfg Config) (*Node, error) {
 			n.Close()
 			return nil, fmt.Errorf("quorum: listen on peer address %s: %w", self.PeerAddr, err)
 		}
+		n.prompt = newPromptElection(n, r)
+		n.leaderNews = make(chan struct{}, 1)
+		r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
+			if _, ok := o.Data.(raft.LeaderObservation); ok {
+				select {
+				case n.leaderNews <- struct{}{}:
+				default:
+				}
+			}
+			return false
+		}))
 		leaderChanged := make(chan raft.Observation, 1)
 		r.RegisterObserver(raft.NewObserver(leaderChanged, false, func(o *raft.Observation) bool {
 			_, ok := o.Data.(raft.LeaderObservation)
@@ -424,6 +438,10 @@ func (n *Node) IsClustered() bool { return len(n.cfg.Peers) > 0 }
 
 // HeartbeatTimeout is the Raft timeout of a cluster member.
 func (n *Node) HeartbeatTimeout() time.Duration { return n.cfg.HeartbeatTimeout }
+
+// LeaderNews gets a token whenever raft names another leader or none; nil (never
+// ready) in standalone. One token may stand for several changes.
+func (n *Node) LeaderNews() <-chan struct{} { return n.leaderNews }
 
 // IsLeader reports whether this node leads now.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
@@ -732,6 +750,9 @@ func (n *Node) Close() error {
 	})
 	if n.fwd != nil {
 		n.fwd.close()
+	}
+	if n.prompt != nil {
+		n.prompt.stop()
 	}
 	err := n.raft.Shutdown().Error()
 	if c, ok := n.trans.(io.Closer); ok {

@@ -368,9 +368,20 @@ func TestClusterSessionExpiryWithLeaderGone(t *testing.T) {
 	}
 	a.nc.Close()
 	tc.stop(tc.leader())
-	w := dial(t, tc.addr(f))
-	w.connect(0, nil)
+	// The follower stands for election at once (the stopped leader's ports refuse it)
+	// and refuses handshakes until a leader is known, as a ZooKeeper member does.
 	deadline := time.Now().Add(15 * time.Second)
+	var w *rawClient
+	for w == nil {
+		c := dial(t, tc.addr(f))
+		if r := c.tryConnect(jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}}); r != nil && r.SessionId != 0 {
+			w = c
+		} else if time.Now().After(deadline) {
+			t.Fatal("no session on the follower after the leader died")
+		} else {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	for {
 		if _, ok := exists(t, w, "/gone"); !ok {
 			break

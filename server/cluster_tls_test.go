@@ -335,8 +335,13 @@ func TestSSLQuorumUntrustedMemberProcess(t *testing.T) {
 	if srvr, _ := ztest.FourLetter(m.Addr, "srvr"); strings.Contains(srvr, "Mode: ") {
 		t.Fatalf("the member with an untrusted certificate serves:\n%s", srvr)
 	}
-	if !strings.Contains(others[0].Log()+others[1].Log(), "refused a member stream") {
-		t.Error("the trusted members logged no refused stream")
+	// It stands for election once its heartbeat timeout (a tick or two) passes without
+	// a leader it can hear, and dials the others for votes.
+	for refusedAt := time.Now().Add(15 * time.Second); !strings.Contains(others[0].Log()+others[1].Log(), "refused a member stream"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(refusedAt) {
+			t.Error("the trusted members logged no refused stream")
+			break
+		}
 	}
 
 	if err := m.Kill(); err != nil {

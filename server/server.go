@@ -112,13 +112,16 @@ func (s *Server) Start() error {
 	qc.OnRestored = s.stateRestored
 	if len(s.cfg.Servers) > 0 {
 		qc.ID, qc.Peers = strconv.Itoa(s.cfg.ServerID), s.cfg.Servers
-		// Raft's follower timeout: a quarter of a tick (500 ms at ZooKeeper's default
-		// 2 s), so a dead leader is replaced in about a second, long before any session
-		// (at least two ticks) could expire, and far sooner than ZooKeeper notices
-		// (syncLimit ticks). A tenth of a tick made a leader starved of CPU for 100 ms on
-		// a loaded 2-core machine step down mid-load, closing every follower connection
-		// with a write in flight.
-		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/4)
+		// Raft's follower timeout: one tick (2 s at ZooKeeper's default). A follower
+		// whose leader went silent (paused, cut off) stands for election after one to
+		// two ticks, sooner than a ZooKeeper follower gives up on its leader (syncLimit
+		// ticks); one whose leader's process is gone (its ports refuse connections)
+		// stands at once (quorum's prompt election), as a ZooKeeper follower does when
+		// its connection closes. The leader heartbeats at a fifth to two fifths of a
+		// tick, most of an idle cluster's CPU: a quarter of a tick made it twice
+		// ZooKeeper's. A tenth of a tick made a leader starved of CPU for 100 ms on a
+		// loaded 2-core machine step down mid-load.
+		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime)
 		qc.Network = s.cfg.Network
 		var err error
 		if qc.TLS, err = s.cfg.QuorumSSL.quorumTLS(); err != nil {
@@ -298,12 +301,24 @@ func (s *Server) acceptLoop(ln net.Listener, kind listenerKind) {
 // every client of every member reconnecting at once (ZooKeeper drops them at once).
 // With ReadOnlyMode, a member that stays without a leader for readOnlyDelay serves
 // read-only clients until a leader is known again (readonly.go).
+//
+// It looks when raft names another leader or none, when the next of those delays is
+// due, and every half heartbeat timeout (a stream to the leader lost, which raft does
+// not announce).
 func (s *Server) watchQuorum() {
 	defer s.wg.Done()
 	tick := time.NewTicker(s.node.HeartbeatTimeout() / 2)
 	defer tick.Stop()
+	due := time.NewTimer(time.Hour)
+	due.Stop()
+	defer due.Stop()
 	var lost time.Time
-	for range tick.C {
+	for {
+		select {
+		case <-tick.C:
+		case <-due.C:
+		case <-s.node.LeaderNews():
+		}
 		s.mu.Lock()
 		closed := s.closed
 		s.mu.Unlock()
@@ -312,6 +327,7 @@ func (s *Server) watchQuorum() {
 		}
 		if s.node.HasLeader() {
 			lost = time.Time{}
+			due.Stop()
 			if s.isReadOnly() {
 				s.leaveReadOnly()
 			}
@@ -319,31 +335,39 @@ func (s *Server) watchQuorum() {
 		}
 		if lost.IsZero() {
 			lost = time.Now()
-			continue
 		}
 		// A member a reconfig removed gets no more of the log: it must not serve a tree
 		// frozen at its removal, read-only or not (ZooKeeper's removed server goes on
 		// following as a non-voter; zkraft's drops its clients after the grace below).
 		member := s.node.InMembership()
+		roAt, dropAt := lost.Add(readOnlyDelay(s.cfg.TickTime)), lost.Add(leaderlessGrace(s.node.HeartbeatTimeout()))
+		now := time.Now()
 		switch {
 		case s.isReadOnly() && !member:
 			s.leaveReadOnly()
 		case s.isReadOnly():
-			s.expireLocal(time.Now())
-		case s.cfg.ReadOnlyMode && member && time.Since(lost) >= readOnlyDelay(s.cfg.TickTime):
+			s.expireLocal(now)
+		case s.cfg.ReadOnlyMode && member && !now.Before(roAt):
 			s.enterReadOnly()
-		case time.Since(lost) > leaderlessGrace(s.node.HeartbeatTimeout()):
+		case now.After(dropAt):
 			if n := s.dropClients(closedNoQuorum); n > 0 {
 				s.log.Warn("no leader: dropped client connections", "count", n)
 			}
+		default:
+			next := dropAt
+			if s.cfg.ReadOnlyMode && member && roAt.Before(next) {
+				next = roAt
+			}
+			due.Reset(time.Until(next) + time.Millisecond)
 		}
 	}
 }
 
-// leaderlessGrace is how long a member keeps its clients without a leader: five Raft
-// heartbeat timeouts, at least a second.
+// leaderlessGrace is how long a member keeps its clients without a leader: a quarter
+// more than a Raft heartbeat timeout (2.5 s at the default tick; a candidate waits one to
+// two timeouts before it stands again), at least a second.
 func leaderlessGrace(heartbeat time.Duration) time.Duration {
-	return max(time.Second, 5*heartbeat)
+	return max(time.Second, heartbeat*5/4)
 }
 
 func remoteIP(nc net.Conn) string {

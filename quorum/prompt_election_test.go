@@ -1,0 +1,96 @@
+package quorum
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/session"
+)
+
+// promptHeartbeat is long enough that an election called by a missed heartbeat cannot
+// come within promptBound of the leader going: a follower heard from the leader at most
+// one heartbeat interval (two fifths of it, the leader heartbeating at half raft's pace)
+// before, and waits a whole timeout after that.
+const (
+	promptHeartbeat = 3 * time.Second
+	promptBound     = 1500 * time.Millisecond
+)
+
+func openPromptThree(t *testing.T) map[string]*Node {
+	t.Helper()
+	return openMembersWith(t, threePeers(t), func(_ Peer, c *Config) { c.HeartbeatTimeout = promptHeartbeat })
+}
+
+// The leader's process goes: both its ports close, as when it is killed. A survivor
+// stands for election at once and wins, and the write acknowledged before is kept.
+func TestAFollowerStandsAtOnceWhenItsLeadersPortsRefuse(t *testing.T) {
+	nodes := openPromptThree(t)
+	leader := leaderOf(t, nodes)
+	term := leader.raft.CurrentTerm()
+	self := leader.ID()
+	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Origin: self, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	if r := propose(t, leader, &Entry{Session: 7, Op: jute.OpCreate, Origin: self, Req: &jute.CreateRequest{Path: "/before", Data: []byte("kept"), Acl: open}}); r.Err != jute.OK {
+		t.Fatalf("create: %v", r.Err)
+	}
+	waitSame(t, nodes)
+	leader.trans.(io.Closer).Close() // the raft port first, so no redial finds it open
+	gone := closeLeader(nodes, leader)
+	start := time.Now()
+	var next *Node
+	for next == nil && time.Since(start) < 10*time.Second {
+		for _, n := range nodes {
+			if n.IsLeader() {
+				next = n
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	took := time.Since(start)
+	if next == nil {
+		t.Fatal("no new leader")
+	}
+	if took > promptBound {
+		t.Fatalf("a new leader %v after member %s went, no sooner than a heartbeat timeout (%v) allows", took, gone, promptHeartbeat)
+	}
+	if next.raft.CurrentTerm() <= term {
+		t.Fatalf("new leader in term %d, the old one's was %d", next.raft.CurrentTerm(), term)
+	}
+	if r := propose(t, next, &Entry{Session: 7, Op: OpMoveSession, Origin: next.ID()}); r.Err != jute.OK {
+		t.Fatalf("move session: %v", r.Err)
+	}
+	if r := propose(t, next, &Entry{Session: 7, Op: jute.OpCreate, Origin: next.ID(), Req: &jute.CreateRequest{Path: "/after", Acl: open}}); r.Err != jute.OK {
+		t.Fatalf("create after the election: %v", r.Err)
+	}
+	var got []byte
+	next.FSM.Read(func(tr *datatree.Tree, _ *session.Table) { got, _, _ = tr.Get("/before") })
+	if string(got) != "kept" {
+		t.Fatalf("/before = %q after the election", got)
+	}
+	t.Logf("member %s went; member %s leads %v later", gone, next.cfg.ID, took)
+}
+
+// Only the leader's peer port goes: its raft still answers, so it lives, and no
+// follower calls an election (their streams break and every redial is refused).
+func TestALeaderWhoseRaftPortAnswersKeepsItsPlace(t *testing.T) {
+	nodes := openPromptThree(t)
+	leader := leaderOf(t, nodes)
+	term := leader.raft.CurrentTerm()
+	leader.peers.Close()
+	leader.peerConns.Range(func(c, _ any) bool {
+		c.(net.Conn).Close()
+		return true
+	})
+	time.Sleep(2 * time.Second) // several redials, each refused
+	if !leader.IsLeader() || leader.raft.CurrentTerm() != term {
+		t.Fatalf("leadership moved: leader %v, term %d (was %d)", leader.IsLeader(), leader.raft.CurrentTerm(), term)
+	}
+	for id, n := range nodes {
+		if n != leader && n.raft.CurrentTerm() != term {
+			t.Fatalf("member %s is in term %d, the leader's is %d", id, n.raft.CurrentTerm(), term)
+		}
+	}
+}
