@@ -343,8 +343,10 @@ func Open(cfg Config) (*Node, error) {
 		}
 		n.prompt = newPromptElection(n, r)
 		n.leaderNews = make(chan struct{}, 1)
+		// Runs on raft's goroutine as raft sets the leader; delivers nothing itself.
 		r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
-			if _, ok := o.Data.(raft.LeaderObservation); ok {
+			if lo, ok := o.Data.(raft.LeaderObservation); ok {
+				n.prompt.leaderNamed(lo.LeaderID)
 				select {
 				case n.leaderNews <- struct{}{}:
 				default:

@@ -30,8 +30,7 @@ import (
 // member stands only while no new leader is known, so two survivors seldom split a vote.
 type promptElection struct {
 	n *Node
-	// named is the leader raft names and this member's term when it named it, kept by a
-	// raft observer's filter, which runs on raft's goroutine as the leader is set.
+	// named is the leader raft names and this member's term when it named it.
 	named atomic.Pointer[namedLeader]
 
 	mu     sync.Mutex
@@ -51,21 +50,25 @@ func staggerOf(heartbeat time.Duration) time.Duration { return heartbeat / 8 }
 func newPromptElection(n *Node, r *raft.Raft) *promptElection {
 	p := &promptElection{n: n}
 	if _, id := r.LeaderWithID(); id != "" {
-		p.named.Store(&namedLeader{id: id, term: r.CurrentTerm()})
+		p.leaderNamed(id)
 	}
-	r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
-		if lo, ok := o.Data.(raft.LeaderObservation); ok {
-			p.named.Store(&namedLeader{id: lo.LeaderID, term: r.CurrentTerm()})
-		}
-		return false
-	}))
 	return p
+}
+
+// leaderNamed records that raft names leader (or none) now; Node's leader observer calls
+// it on raft's goroutine as raft sets the leader, so the term is the one it was named in.
+func (p *promptElection) leaderNamed(leader raft.ServerID) {
+	p.named.Store(&namedLeader{id: leader, term: p.n.raft.CurrentTerm()})
 }
 
 // refused is told that dialing leader's peer port was refused (forwarder.redial).
 func (p *promptElection) refused(leader raft.ServerID) {
 	lead, ok := p.current(leader)
-	if !ok || !p.voter() {
+	if !ok {
+		return
+	}
+	rank, ok := p.rank(leader) // not ok: this member does not vote
+	if !ok {
 		return
 	}
 	// Each leadership is judged once: every proposal while there is no stream wakes
@@ -89,10 +92,6 @@ func (p *promptElection) refused(leader raft.ServerID) {
 	} else if !connRefused(err) {
 		return
 	}
-	rank, ok := p.rank(leader)
-	if !ok {
-		return
-	}
 	delay := time.Duration(rank) * staggerOf(p.n.cfg.HeartbeatTimeout)
 	p.n.cfg.Logger.Warn("the leader's ports refuse connections: standing for election",
 		"leader", string(leader), "term", lead.term, "after", delay)
@@ -114,12 +113,6 @@ func (p *promptElection) current(leader raft.ServerID) (namedLeader, bool) {
 		return namedLeader{}, false
 	}
 	return *named, true
-}
-
-// voter reports whether this member votes in the newest membership.
-func (p *promptElection) voter() bool {
-	_, ok := p.rank("")
-	return ok
 }
 
 // rank is this member's place among the voters other than gone, by id.
