@@ -147,15 +147,15 @@
 //
 // Prompt elections (prompt_election.go): a voting follower whose stream to the leader
 // broke, and whose dials to the leader's peer and raft ports are both refused while raft
-// still names that leader in the term it named it in, hands its own raft a TimeoutNow and
-// so stands for election at once. Raft's safety never rests on when a member stands: a
-// vote still needs a term above every voter's and a log at least as up to date as each
-// granting voter's, so no committed entry is lost and no two leaders share a term. The
-// request's one effect beyond a timeout firing early is that voters grant their vote
-// although they still name a leader, which they stop doing moments later anyway, since
-// that leader's ports refuse them too. A wrong guess (a leader alive behind refused
-// ports) costs an election, not an entry; survivors stand one after another, by rank,
-// so two seldom split a vote.
+// still names that leader, hands its own raft a TimeoutNow and so stands for election at
+// once. Raft's safety never rests on when a member stands: a vote still needs a term
+// above every voter's and a log at least as up to date as each granting voter's, so no
+// committed entry is lost and no two leaders share a term. What the request adds to a
+// timeout firing early is liveness, not safety: raft's pre-vote is skipped, and voters
+// grant their vote although they still name a leader (until their own timeouts fire). A
+// wrong guess (a live leader whose ports refuse only this member) costs an election, not
+// an entry. Survivors stand one after another by rank, each only while no leader has been
+// named since, so two seldom split a vote and one whose log is behind is followed by the next.
 //
 // Notices cost nothing while idle: they are sent only after an apply, and raft's
 // CommitTimeout stays long (500 ms, Config.CommitTimeout), as the fallback that carries

@@ -183,7 +183,7 @@ func (fw *forwarder) reachesLeader() bool {
 // newForwarder starts the system Seq at the clock, so a restarted server never waits on
 // an entry its previous run forwarded with the same Seq (the log may still replay it).
 func newForwarder(n *Node) *forwarder {
-	fw := &forwarder{n: n, changed: make(chan struct{}), kick: make(chan struct{}, 1), every: n.cfg.HeartbeatTimeout / 2}
+	fw := &forwarder{n: n, changed: make(chan struct{}), kick: make(chan struct{}, 1), every: min(n.cfg.HeartbeatTimeout/2, 250*time.Millisecond)}
 	fw.sysSeq.Store(uint64(time.Now().UnixNano()))
 	return fw
 }
@@ -255,7 +255,7 @@ func (fw *forwarder) wakeDialer() {
 // by a proposal or a broken stream, and, only while there is no stream to the leader
 // raft knows (a dial failed), every `every`; an idle member with its stream up does
 // nothing here.
-func (fw *forwarder) dialLoop(leaderChanged <-chan raft.Observation) {
+func (fw *forwarder) dialLoop() {
 	every := fw.every
 	retry := time.NewTimer(every)
 	defer retry.Stop()
@@ -264,8 +264,7 @@ func (fw *forwarder) dialLoop(leaderChanged <-chan raft.Observation) {
 		case <-fw.n.done:
 			return
 		case <-retry.C:
-		case <-fw.kick:
-		case <-leaderChanged:
+		case <-fw.kick: // also raft's leader observations (Node's observer)
 		}
 		if !fw.redial() {
 			retry.Reset(every)

@@ -341,12 +341,13 @@ func Open(cfg Config) (*Node, error) {
 			n.Close()
 			return nil, fmt.Errorf("quorum: listen on peer address %s: %w", self.PeerAddr, err)
 		}
-		n.prompt = newPromptElection(n, r)
+		n.prompt = newPromptElection(n)
 		n.leaderNews = make(chan struct{}, 1)
 		// Runs on raft's goroutine as raft sets the leader; delivers nothing itself.
 		r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
 			if lo, ok := o.Data.(raft.LeaderObservation); ok {
 				n.prompt.leaderNamed(lo.LeaderID)
+				n.fwd.wakeDialer()
 				select {
 				case n.leaderNews <- struct{}{}:
 				default:
@@ -354,13 +355,12 @@ func Open(cfg Config) (*Node, error) {
 			}
 			return false
 		}))
-		leaderChanged := make(chan raft.Observation, 1)
-		r.RegisterObserver(raft.NewObserver(leaderChanged, false, func(o *raft.Observation) bool {
-			_, ok := o.Data.(raft.LeaderObservation)
-			return ok
-		}))
+		// A leader named before the observer was registered.
+		if _, id := r.LeaderWithID(); id != "" {
+			n.prompt.named.CompareAndSwap(nil, &namedLeader{id: id})
+		}
 		go n.servePeers(n.peers)
-		go n.fwd.dialLoop(leaderChanged)
+		go n.fwd.dialLoop()
 		go n.fwd.pingLoop(cfg.TickTime / 2)
 		go n.catch.run(n.done)
 		go n.paceHeartbeats()

@@ -19,46 +19,44 @@ import (
 //
 // The sign is strong: the follower's stream to the leader broke and a new connection to
 // the leader's peer port and to its raft port is refused (nothing listens there any
-// more), while raft still names that leader in the term it named it in. A paused or cut
-// off leader refuses nothing; its followers wait for the timeout as before.
+// more), while raft still names that leader. A paused or cut off leader refuses nothing;
+// its followers wait for the timeout as before.
 //
 // The election is called by handing this member's own raft a TimeoutNow, the request a
 // leader sends the member it hands leadership to. Raft is safe whenever a member stands
-// for election; the request only makes the other voters grant their vote although they
-// still name a leader (as they would, moments later, when their own timeouts fire).
-// Survivors stand one after another, by rank in the membership, staggerOf apart, and a
-// member stands only while no new leader is known, so two survivors seldom split a vote.
+// for election. The request also makes the other voters grant their vote although they
+// still name a leader (until their own timeouts fire), and skips raft's pre-vote: a
+// follower that alone finds both of a live leader's ports refusing it (a firewall that
+// resets only its connections) can depose that leader, at the cost of an election.
+// Survivors stand one after another, by rank in the membership, staggerOf apart, each
+// only while it still follows and names no leader but the gone one (or none):
+// a survivor whose log is behind stands first and loses, and the next one stands in a
+// later term and wins.
 type promptElection struct {
 	n *Node
-	// named is the leader raft names and this member's term when it named it.
+	// named is the leader raft names now, a new value each time raft names one (or none).
 	named atomic.Pointer[namedLeader]
 
-	mu     sync.Mutex
-	judged namedLeader // the leadership last found refusing, or not
-	timer  *time.Timer
+	mu       sync.Mutex
+	judged   *namedLeader // the leadership an election is scheduled against
+	probed   *namedLeader // the leadership whose raft port was last dialed, and when
+	probedAt time.Time
+	timer    *time.Timer
 }
 
-type namedLeader struct {
-	id   raft.ServerID
-	term uint64
-}
+type namedLeader struct{ id raft.ServerID }
 
 // staggerOf is how long each surviving voter waits after the one ranked before it: long
-// enough for that one to win (a vote's round trip and two stable-store writes).
+// enough for that one to win (a vote's round trip and two stable-store writes). A raft
+// port is dialed at most this often per leadership.
 func staggerOf(heartbeat time.Duration) time.Duration { return heartbeat / 8 }
 
-func newPromptElection(n *Node, r *raft.Raft) *promptElection {
-	p := &promptElection{n: n}
-	if _, id := r.LeaderWithID(); id != "" {
-		p.leaderNamed(id)
-	}
-	return p
-}
+func newPromptElection(n *Node) *promptElection { return &promptElection{n: n} }
 
 // leaderNamed records that raft names leader (or none) now; Node's leader observer calls
-// it on raft's goroutine as raft sets the leader, so the term is the one it was named in.
+// it as raft sets the leader.
 func (p *promptElection) leaderNamed(leader raft.ServerID) {
-	p.named.Store(&namedLeader{id: leader, term: p.n.raft.CurrentTerm()})
+	p.named.Store(&namedLeader{id: leader})
 }
 
 // refused is told that dialing leader's peer port was refused (forwarder.redial).
@@ -71,21 +69,21 @@ func (p *promptElection) refused(leader raft.ServerID) {
 	if !ok {
 		return
 	}
-	// Each leadership is judged once: every proposal while there is no stream wakes
-	// the dialer, and a leader whose raft port answers is not dialed again for it.
+	// Every proposal while there is no stream wakes the dialer: a leadership already
+	// judged, or whose raft port answered a moment ago, is not dialed again.
 	p.mu.Lock()
-	judged := p.judged == lead
-	p.judged = lead
+	skip := p.judged == lead || (p.probed == lead && time.Since(p.probedAt) < staggerOf(p.n.cfg.HeartbeatTimeout))
+	p.probed, p.probedAt = lead, time.Now()
 	p.mu.Unlock()
-	if judged {
+	if skip {
 		return
 	}
 	peer, ok := p.n.peer(string(leader))
 	if !ok {
 		return
 	}
-	// The peer port may not be up yet on a member just started; its raft port is
-	// listening as long as its raft runs.
+	// The peer port closes first when a member stops, and may not be up yet on a member
+	// just started; its raft port listens as long as its raft runs.
 	if c, err := p.n.cfg.Network.Dial(peer.RaftAddr, time.Second); err == nil {
 		c.Close()
 		return
@@ -93,26 +91,27 @@ func (p *promptElection) refused(leader raft.ServerID) {
 		return
 	}
 	delay := time.Duration(rank) * staggerOf(p.n.cfg.HeartbeatTimeout)
-	p.n.cfg.Logger.Warn("the leader's ports refuse connections: standing for election",
-		"leader", string(leader), "term", lead.term, "after", delay)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.judged == lead {
+		return
+	}
+	p.judged = lead
+	p.n.cfg.Logger.Warn("the leader's ports refuse connections: standing for election",
+		"leader", string(leader), "after", delay)
 	if p.timer != nil {
 		p.timer.Stop()
 	}
 	p.timer = time.AfterFunc(delay, func() { p.stand(lead) })
 }
 
-// current reports whether this member follows leader, named in the term it is in now.
-func (p *promptElection) current(leader raft.ServerID) (namedLeader, bool) {
+// current returns raft's naming of leader if this member follows it now.
+func (p *promptElection) current(leader raft.ServerID) (*namedLeader, bool) {
 	named := p.named.Load()
-	if named == nil || named.id != leader || leader == "" {
-		return namedLeader{}, false
+	if named == nil || named.id != leader || leader == "" || p.n.raft.State() != raft.Follower {
+		return nil, false
 	}
-	if p.n.raft.State() != raft.Follower || p.n.raft.CurrentTerm() != named.term {
-		return namedLeader{}, false
-	}
-	return *named, true
+	return named, true
 }
 
 // rank is this member's place among the voters other than gone, by id.
@@ -132,22 +131,32 @@ func (p *promptElection) rank(gone raft.ServerID) (int, bool) {
 	return i, i >= 0
 }
 
-// stand hands this member's raft a TimeoutNow if it still follows the gone leadership.
-func (p *promptElection) stand(gone namedLeader) {
-	select {
-	case <-p.n.done:
+// stand hands this member's raft a TimeoutNow if it still follows and knows no leader
+// but the gone one.
+func (p *promptElection) stand(gone *namedLeader) {
+	if p.closed() {
 		return
-	default:
 	}
-	if now, ok := p.current(gone.id); !ok || now != gone {
+	// Raft clears the leader it names whenever it changes state, as when another
+	// survivor's vote request moves it to a later term: none named is still no leader.
+	if named := p.named.Load(); (named != gone && named.id != "") || p.n.raft.State() != raft.Follower {
 		return
 	}
 	self := p.n.cfg.self()
 	req := &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{
 		ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(self.ID), Addr: []byte(self.RaftAddr),
 	}}
-	if err := p.n.trans.TimeoutNow(raft.ServerID(self.ID), raft.ServerAddress(self.RaftAddr), req, &raft.TimeoutNowResponse{}); err != nil {
+	if err := p.n.trans.TimeoutNow(raft.ServerID(self.ID), raft.ServerAddress(self.RaftAddr), req, &raft.TimeoutNowResponse{}); err != nil && !p.closed() {
 		p.n.cfg.Logger.Warn("cannot stand for election", "err", err)
+	}
+}
+
+func (p *promptElection) closed() bool {
+	select {
+	case <-p.n.done:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -3,8 +3,11 @@ package quorum
 import (
 	"io"
 	"net"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
@@ -25,8 +28,9 @@ func openPromptThree(t *testing.T) map[string]*Node {
 	return openMembersWith(t, threePeers(t), func(_ Peer, c *Config) { c.HeartbeatTimeout = promptHeartbeat })
 }
 
-// The leader's process goes: both its ports close, as when it is killed. A survivor
-// stands for election at once and wins, and the write acknowledged before is kept.
+// The leader's process goes: both its ports close at once, as when it is killed. A
+// survivor stands for election at once and wins, and the write acknowledged before is
+// kept.
 func TestAFollowerStandsAtOnceWhenItsLeadersPortsRefuse(t *testing.T) {
 	nodes := openPromptThree(t)
 	leader := leaderOf(t, nodes)
@@ -37,9 +41,9 @@ func TestAFollowerStandsAtOnceWhenItsLeadersPortsRefuse(t *testing.T) {
 		t.Fatalf("create: %v", r.Err)
 	}
 	waitSame(t, nodes)
-	leader.trans.(io.Closer).Close() // the raft port first, so no redial finds it open
-	gone := closeLeader(nodes, leader)
 	start := time.Now()
+	leader.trans.(io.Closer).Close()
+	gone := closeLeader(nodes, leader)
 	var next *Node
 	for next == nil && time.Since(start) < 10*time.Second {
 		for _, n := range nodes {
@@ -93,4 +97,43 @@ func TestALeaderWhoseRaftPortAnswersKeepsItsPlace(t *testing.T) {
 			t.Fatalf("member %s is in term %d, the leader's is %d", id, n.raft.CurrentTerm(), term)
 		}
 	}
+}
+
+// The survivor ranked first has a log behind the other's when the leader goes: it stands
+// at once and loses (the other refuses it its vote), which moves the other to its term;
+// the other still stands, an eighth of a timeout later, and wins.
+func TestTheNextSurvivorStandsWhenTheFirstIsBehind(t *testing.T) {
+	nodes, stores := openMembersWrappingLogs(t, threePeers(t), func(c *Config) { c.HeartbeatTimeout = promptHeartbeat },
+		func(l raft.LogStore) *refusingLogs { return &refusingLogs{LogStore: l} })
+	leader := leaderOf(t, nodes)
+	var survivors []string
+	for id := range nodes {
+		if nodes[id] != leader {
+			survivors = append(survivors, id)
+		}
+	}
+	slices.Sort(survivors)
+	first, next := nodes[survivors[0]], nodes[survivors[1]]
+	self := leader.ID()
+	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Origin: self, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	waitSame(t, nodes)
+	stores[first.cfg.ID].refuse.Store(1 << 30)
+	r := propose(t, leader, &Entry{Session: 7, Op: jute.OpCreate, Origin: self, Req: &jute.CreateRequest{Path: "/behind", Acl: open}})
+	if r.Err != jute.OK {
+		t.Fatalf("create: %v", r.Err)
+	}
+	if first.raft.LastIndex() >= next.raft.LastIndex() {
+		t.Fatalf("the first survivor's log (%d) is not behind the other's (%d)", first.raft.LastIndex(), next.raft.LastIndex())
+	}
+	start := time.Now()
+	leader.trans.(io.Closer).Close()
+	closeLeader(nodes, leader)
+	stores[first.cfg.ID].refuse.Store(0)
+	for !next.IsLeader() {
+		if time.Since(start) > promptBound {
+			t.Fatalf("member %s (log ahead) does not lead %v after the leader went: it is %v in term %d, member %s %v in term %d", next.cfg.ID, time.Since(start), next.raft.State(), next.raft.CurrentTerm(), first.cfg.ID, first.raft.State(), first.raft.CurrentTerm())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("member %s leads %v after the leader went", next.cfg.ID, time.Since(start))
 }
