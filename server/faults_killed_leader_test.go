@@ -12,14 +12,14 @@ import (
 // A leader killed (SIGKILL) is replaced within an election, not after the followers'
 // heartbeat timeout: its ports refuse connections at once, and a follower that finds so
 // stands for election (quorum's prompt election), as a ZooKeeper follower starts one
-// when its connection to the leader closes. tickTime is 4 s here, so a follower that
+// when its connection to the leader closes. tickTime is 8 s here, so a follower that
 // waited for missed heartbeats would stand no sooner than 2.4 s after the kill (a
-// timeout of one tick after the last heartbeat, at most two fifths of one before).
+// timeout of half a tick after the last heartbeat, at most a fifth of a tick before).
 func TestFaultKilledLeaderReplacedWithinAnElection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"tickTime": "4000"}})
+	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"tickTime": "8000"}})
 	if err != nil {
 		t.Fatal(err)
 	}

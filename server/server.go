@@ -112,16 +112,18 @@ func (s *Server) Start() error {
 	qc.OnRestored = s.stateRestored
 	if len(s.cfg.Servers) > 0 {
 		qc.ID, qc.Peers = strconv.Itoa(s.cfg.ServerID), s.cfg.Servers
-		// Raft's follower timeout: one tick (2 s at ZooKeeper's default). A follower
+		// Raft's follower timeout: half a tick (1 s at ZooKeeper's default). A follower
 		// whose leader went silent (paused, cut off) stands for election after one to
-		// two ticks, sooner than a ZooKeeper follower gives up on its leader (syncLimit
+		// two timeouts, sooner than a ZooKeeper follower gives up on its leader (syncLimit
 		// ticks); one whose leader's process is gone (its ports refuse connections)
 		// stands at once (quorum's prompt election), as a ZooKeeper follower does when
-		// its connection closes. The leader heartbeats at a fifth to two fifths of a
-		// tick, most of an idle cluster's CPU: a quarter of a tick made it twice
-		// ZooKeeper's. A tenth of a tick made a leader starved of CPU for 100 ms on a
-		// loaded 2-core machine step down mid-load.
-		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime)
+		// its connection closes. The leader heartbeats every tenth to fifth of a tick,
+		// most of an idle cluster's CPU: a quarter of a tick made it twice ZooKeeper's;
+		// a whole tick made it ZooKeeper's, but a paused leader was then replaced too late
+		// for sessions of two ticks that moved to another member (the fault tests). A
+		// tenth of a tick made a leader starved of CPU for 100 ms on a loaded 2-core
+		// machine step down mid-load.
+		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/2)
 		qc.Network = s.cfg.Network
 		var err error
 		if qc.TLS, err = s.cfg.QuorumSSL.quorumTLS(); err != nil {
@@ -363,11 +365,11 @@ func (s *Server) watchQuorum() {
 	}
 }
 
-// leaderlessGrace is how long a member keeps its clients without a leader: a quarter
-// more than a Raft heartbeat timeout (2.5 s at the default tick; a candidate waits one to
-// two timeouts before it stands again), at least a second.
+// leaderlessGrace is how long a member keeps its clients without a leader: two and a
+// half Raft heartbeat timeouts (2.5 s at the default tick; a candidate waits one to two
+// timeouts before it stands again), at least a second.
 func leaderlessGrace(heartbeat time.Duration) time.Duration {
-	return max(time.Second, heartbeat*5/4)
+	return max(time.Second, heartbeat*5/2)
 }
 
 func remoteIP(nc net.Conn) string {
