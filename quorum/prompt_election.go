@@ -12,7 +12,7 @@ import (
 )
 
 // promptElection lets a voting follower whose leader's process is gone call an election
-// at once instead of waiting out raft's heartbeat timeout (one to two ticks). A ZooKeeper
+// at once instead of waiting out raft's heartbeat timeout (half a tick, once or twice). A ZooKeeper
 // follower notices a killed leader the same way, by its connection closing; a raft
 // follower only counts missed heartbeats. So the timeout can be long, which keeps an idle
 // cluster's heartbeats few, and a killed leader is still replaced within an election.
@@ -65,17 +65,19 @@ func (p *promptElection) refused(leader raft.ServerID) {
 	if !ok {
 		return
 	}
-	rank, ok := p.rank(leader) // not ok: this member does not vote
-	if !ok {
-		return
-	}
 	// Every proposal while there is no stream wakes the dialer: a leadership already
 	// judged, or whose raft port answered a moment ago, is not dialed again.
 	p.mu.Lock()
 	skip := p.judged == lead || (p.probed == lead && time.Since(p.probedAt) < staggerOf(p.n.cfg.HeartbeatTimeout))
-	p.probed, p.probedAt = lead, time.Now()
+	if !skip {
+		p.probed, p.probedAt = lead, time.Now()
+	}
 	p.mu.Unlock()
 	if skip {
+		return
+	}
+	rank, ok := p.rank(leader) // not ok: this member does not vote
+	if !ok {
 		return
 	}
 	peer, ok := p.n.peer(string(leader))
