@@ -119,13 +119,15 @@ func TestTheReceivedRunIsBounded(t *testing.T) {
 // slow fdatasync would hold raft's follower.
 type holdingLogs struct {
 	raft.LogStore
-	hold    atomic.Bool
-	waiting atomic.Int32
-	release chan struct{}
+	hold     atomic.Bool
+	waiting  atomic.Int32
+	heldLast atomic.Uint64 // the last index of the batch held
+	release  chan struct{}
 }
 
 func (l *holdingLogs) StoreLogs(es []*raft.Log) error {
 	if l.hold.Load() {
+		l.heldLast.Store(es[len(es)-1].Index)
 		l.waiting.Add(1)
 		<-l.release
 		l.waiting.Add(-1)
@@ -137,7 +139,11 @@ func (l *holdingLogs) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.L
 
 // A follower whose raft is stuck storing a batch applies a write committed meanwhile on
 // the leader's commit notice, from the entries it read ahead of raft: its log store has
-// not seen the write, so neither the log nor the batch raft writes holds it.
+// not seen the write, so neither the log nor the batch raft writes holds it. Raft's
+// leader keeps two batches in flight to a follower, so the write is the one right after
+// the batch raft is stuck on: the first write proposed if raft is stuck on an earlier
+// batch, else a second one (catch-up may read the first from the batch being written,
+// writingOrStored).
 func TestAFollowerAppliesWhatItReceivedBeforeRaftStoresIt(t *testing.T) {
 	nodes, stores := openMembersWrappingLogs(t, threePeers(t), func(c *Config) { c.HeartbeatTimeout = 500 * time.Millisecond },
 		func(l raft.LogStore) *holdingLogs { return &holdingLogs{LogStore: l, release: make(chan struct{})} })
@@ -152,17 +158,22 @@ func TestAFollowerAppliesWhatItReceivedBeforeRaftStoresIt(t *testing.T) {
 		close(held.release)
 	}()
 
-	res := propose(t, leader, &Entry{Session: sid, Op: jute.OpCreate, Time: 2, Req: &jute.CreateRequest{Path: "/ahead", Acl: open}})
+	res := propose(t, leader, &Entry{Session: sid, Op: jute.OpCreate, Time: 2, Req: &jute.CreateRequest{Path: "/first", Acl: open}})
 	if res.Err != jute.OK {
-		t.Fatalf("create: %v", res.Err)
+		t.Fatalf("create /first: %v", res.Err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); held.waiting.Load() == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Skip("the follower's raft never stored a batch in 5 s (the leadership moved?)")
 		}
 	}
+	if held.heldLast.Load() >= leader.raft.LastIndex() {
+		if res = propose(t, leader, &Entry{Session: sid, Op: jute.OpCreate, Time: 3, Req: &jute.CreateRequest{Path: "/second", Acl: open}}); res.Err != jute.OK {
+			t.Fatalf("create /second: %v", res.Err)
+		}
+	}
 	if !follower.FSM.WaitApplied(res.Zxid, 5*time.Second) {
-		t.Fatalf("the follower did not apply zxid %d while raft was storing it (received-applied %d)", res.Zxid, follower.FSM.ReceivedApplied())
+		t.Fatalf("the follower did not apply zxid %d while raft was storing the batch up to %d (received-applied %d)", res.Zxid, held.heldLast.Load(), follower.FSM.ReceivedApplied())
 	}
 	if held.waiting.Load() == 0 {
 		t.Fatal("the follower's raft stored the batch meanwhile: the test proves nothing")
