@@ -162,7 +162,8 @@ func streamGrace(heartbeat time.Duration) time.Duration { return 2 * heartbeat }
 
 // reachesLeader reports whether this member has a usable stream to the leader raft
 // names, or has had none for less than streamGrace since it first found so (sampled by
-// its callers: the server asks every half heartbeat) while raft named that leader. A
+// its callers: the server asks when LeaderNews says the stream changed, then every half
+// heartbeat until it is usable again) while raft named that leader. A
 // new leader's grace starts when it is first seen: the time without one before (an
 // election, a start) is not counted against the dial to it.
 func (fw *forwarder) reachesLeader() bool {
@@ -234,12 +235,16 @@ func (fw *forwarder) breakStream(st *peerStream, err error) {
 	}
 	st.conn.Close()
 	fw.mu.Lock()
-	if fw.st == st {
+	replaced := fw.st == st
+	if replaced {
 		fw.st = nil
 		close(fw.changed)
 		fw.changed = make(chan struct{})
 	}
 	fw.mu.Unlock()
+	if replaced {
+		fw.n.announce()
+	}
 	fw.n.FSM.waiters.eachOnStream(st, func(f *forwardFuture) { f.complete(nil, err) })
 	fw.wakeDialer()
 }
@@ -322,6 +327,7 @@ func (fw *forwarder) redial() bool {
 	close(fw.changed)
 	fw.changed = make(chan struct{})
 	fw.mu.Unlock()
+	fw.n.announce()
 	go fw.readFrom(nst)
 	fw.ping(nst) // the leader counts its learners by these
 	return true
@@ -344,9 +350,11 @@ func (fw *forwarder) readFrom(st *peerStream) {
 		case b[0] == frameLeft && len(b) == 1:
 			st.leave()
 			fw.wakeDialer()
+			fw.n.announce()
 		case b[0] == frameRefused && len(b) >= 18:
 			if b[17] == refusedNotLeader {
 				st.leave()
+				fw.n.announce()
 			}
 			key := waitKey{conn: binary.BigEndian.Uint64(b[1:]), seq: binary.BigEndian.Uint64(b[9:])}
 			if f, ok := fw.n.FSM.waiters.onStream(key, st); ok {

@@ -2,22 +2,35 @@ package quorum
 
 import "time"
 
-// leaderHeartbeatSlowdown is how many times raft's own pace a leader heartbeats at.
-// hashicorp/raft derives both ends from one setting: a follower calls an election after
-// one to two HeartbeatTimeouts without its leader, and a leader heartbeats each follower
-// every tenth to fifth of its own HeartbeatTimeout, five to twenty heartbeats a window,
-// 27 round trips a second in an idle three-member cluster at a 500 ms timeout, most of
-// its idle CPU. A member that leads reloads its HeartbeatTimeout at this multiple and
-// puts it back when it stops leading, so followers still notice a dead leader as soon,
-// and hear from a live one two and a half to ten times a window. (A ZooKeeper leader
-// pings each follower every half tick, ten times its syncLimit window.)
-const leaderHeartbeatSlowdown = 2
+// leaderHeartbeatTimeout is the HeartbeatTimeout a leader reloads when its configured one
+// is ht. hashicorp/raft derives both ends from one setting: a follower calls an election
+// once a check, every one to two HeartbeatTimeouts, finds no contact for a whole one, and
+// a leader heartbeats each follower every tenth to fifth of its own HeartbeatTimeout,
+// five to twenty heartbeats a window, most of an idle cluster's CPU. A member that leads
+// reloads a longer timeout and puts the configured one back when it stops leading, so
+// followers still notice a dead leader as soon. The longest gap between heartbeats, a
+// fifth of the leader's timeout, leaves a follower heartbeatSlack before its check could
+// find no contact: at the default tick (a 1 s timeout) a heartbeat every 350-700 ms,
+// about four times a ZooKeeper leader's pace (every half tick) and 1.4 to 2.9 a window;
+// at least twice raft's pace, as before, where that slack would allow less. Below
+// slowedFrom (tickTime under a second, as in the in-process tests) raft's own pace stays.
+func leaderHeartbeatTimeout(ht time.Duration) time.Duration {
+	if ht < slowedFrom {
+		return ht
+	}
+	return max(2*ht, 5*(ht-heartbeatSlack(ht)))
+}
 
-// slowedFrom is the shortest configured HeartbeatTimeout a leader slows down at. The
-// slack between a follower's shortest wait and the longest gap between heartbeats falls
-// from 0.8 to 0.6 of the timeout; below 250 ms (tickTime under a second, as in the
-// in-process tests) that is under 150 ms, within what a loaded machine's scheduling may
-// take, so raft's own pace stays.
+// heartbeatSlack is what a follower's timeout ht keeps beyond a slowed leader's longest
+// gap between heartbeats: three tenths of it, at least 300 ms, room for a loaded
+// machine's scheduling and a slow round trip. (The leader's lease, a whole ht, has the
+// same room.)
+func heartbeatSlack(ht time.Duration) time.Duration {
+	return max(300*time.Millisecond, ht*3/10)
+}
+
+// slowedFrom is the shortest configured HeartbeatTimeout a leader slows down at: below
+// 250 ms twice raft's pace would leave a follower under 150 ms of slack.
 const slowedFrom = 250 * time.Millisecond
 
 // paceHeartbeats follows raft's LeaderCh, which always holds the newest leadership and
@@ -28,9 +41,10 @@ const slowedFrom = 250 * time.Millisecond
 //
 // Raft requires an ElectionTimeout no shorter than the HeartbeatTimeout, so a leader's is
 // raised with it. A leader uses it only to bound a leadership transfer (HandOver, when a
-// server stops), which may so take up to twice as long to give up. Raft's backoff after a
-// failed heartbeat is capped at half the HeartbeatTimeout: a member that comes back is
-// heard from up to that much later.
+// server stops), which may so take up to 3.5 times as long to give up at the default tick.
+// Raft's backoff after a failed heartbeat is capped at half the leader's HeartbeatTimeout:
+// a member that comes back is heard from up to that much later (1.75 s at the default
+// tick; raft's pre-vote keeps a member that stands meanwhile from disturbing the leader).
 func (n *Node) paceHeartbeats() {
 	for {
 		var leading bool
@@ -41,8 +55,8 @@ func (n *Node) paceHeartbeats() {
 		}
 		rc := n.raft.ReloadableConfig()
 		rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.HeartbeatTimeout, n.cfg.HeartbeatTimeout
-		if leading && n.cfg.HeartbeatTimeout >= slowedFrom {
-			rc.HeartbeatTimeout *= leaderHeartbeatSlowdown
+		if leading {
+			rc.HeartbeatTimeout = leaderHeartbeatTimeout(n.cfg.HeartbeatTimeout)
 			rc.ElectionTimeout = rc.HeartbeatTimeout
 		}
 		if err := n.raft.ReloadConfig(rc); err != nil {

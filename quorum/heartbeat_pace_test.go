@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// A leader heartbeats at leaderHeartbeatSlowdown times raft's pace, and every member that
+// A leader heartbeats at leaderHeartbeatTimeout's pace, and every member that
 // does not lead keeps the configured timeout, through a hand-over too. (Below slowedFrom,
 // as in the other tests here, every member keeps it.)
 func TestOnlyTheLeaderHeartbeatsSlower(t *testing.T) {
@@ -21,7 +21,7 @@ func TestOnlyTheLeaderHeartbeatsSlower(t *testing.T) {
 				if leader != nil {
 					return nil
 				}
-				leader, want = n, base*leaderHeartbeatSlowdown
+				leader, want = n, leaderHeartbeatTimeout(base)
 			}
 			if rc := n.raft.ReloadableConfig(); rc.HeartbeatTimeout != want || rc.ElectionTimeout != want {
 				return nil
@@ -40,7 +40,7 @@ func TestOnlyTheLeaderHeartbeatsSlower(t *testing.T) {
 					rc := n.raft.ReloadableConfig()
 					t.Logf("member %s leading %v: heartbeat %v, election %v", id, n.IsLeader(), rc.HeartbeatTimeout, rc.ElectionTimeout)
 				}
-				t.Fatalf("%s: no leader's timeouts are %dx the configured %v with every other member's at it", when, leaderHeartbeatSlowdown, base)
+				t.Fatalf("%s: no leader's timeouts are %v with every other member's at the configured %v", when, leaderHeartbeatTimeout(base), base)
 			}
 		}
 	}
@@ -58,5 +58,30 @@ func TestAShortHeartbeatTimeoutIsNotSlowed(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // pacing takes a few milliseconds after an election
 	if rc := leader.raft.ReloadableConfig(); rc.HeartbeatTimeout != 100*time.Millisecond || rc.ElectionTimeout != 100*time.Millisecond {
 		t.Fatalf("a leader at a 100 ms timeout has heartbeat %v, election %v", rc.HeartbeatTimeout, rc.ElectionTimeout)
+	}
+}
+
+// A slowed leader's longest gap between heartbeats (a fifth of its timeout) leaves every
+// follower its slack, or the leader heartbeats at twice raft's pace where that slack would
+// allow less; at the default tick (a 1 s follower timeout) 3.5 s, a heartbeat every
+// 350-700 ms.
+func TestALeadersHeartbeatGapLeavesFollowersTheirSlack(t *testing.T) {
+	if got := leaderHeartbeatTimeout(time.Second); got != 3500*time.Millisecond {
+		t.Fatalf("at a 1 s timeout the leader's is %v, want 3.5s", got)
+	}
+	for ht := slowedFrom; ht <= 30*time.Second; ht += 50 * time.Millisecond {
+		lt := leaderHeartbeatTimeout(ht)
+		gap := lt / 5
+		switch {
+		case lt < 2*ht:
+			t.Fatalf("at %v the leader's timeout %v is under twice raft's pace", ht, lt)
+		case lt > 2*ht && gap+heartbeatSlack(ht) > ht:
+			t.Fatalf("at %v the leader's longest gap %v leaves less than %v", ht, gap, heartbeatSlack(ht))
+		case lt > 2*ht && gap+heartbeatSlack(ht) < ht-time.Millisecond:
+			t.Fatalf("at %v the leader's longest gap %v leaves more than %v: slowed less than it may be", ht, gap, heartbeatSlack(ht))
+		}
+	}
+	if got := leaderHeartbeatTimeout(slowedFrom - time.Millisecond); got != slowedFrom-time.Millisecond {
+		t.Fatalf("below slowedFrom the leader's timeout is %v", got)
 	}
 }

@@ -150,7 +150,8 @@ type Node struct {
 	peers  net.Listener // the peer port, in a cluster
 	fwd    *forwarder
 	prompt *promptElection // a follower's election when its leader's ports refuse (cluster)
-	// leaderNews gets a token whenever raft names another leader or none (cluster).
+	// leaderNews gets a token whenever raft names another leader or none, or the stream
+	// to the leader changes (cluster).
 	leaderNews chan struct{}
 	duties     *duties
 	notify     chan bool
@@ -348,10 +349,7 @@ func Open(cfg Config) (*Node, error) {
 			if lo, ok := o.Data.(raft.LeaderObservation); ok {
 				n.prompt.leaderNamed(lo.LeaderID)
 				n.fwd.wakeDialer()
-				select {
-				case n.leaderNews <- struct{}{}:
-				default:
-				}
+				n.announce()
 			}
 			return false
 		}))
@@ -441,9 +439,35 @@ func (n *Node) IsClustered() bool { return len(n.cfg.Peers) > 0 }
 // HeartbeatTimeout is the Raft timeout of a cluster member.
 func (n *Node) HeartbeatTimeout() time.Duration { return n.cfg.HeartbeatTimeout }
 
-// LeaderNews gets a token whenever raft names another leader or none; nil (never
-// ready) in standalone. One token may stand for several changes.
+// LeaderNews gets a token whenever raft names another leader or none, and whenever this
+// member's stream to its leader breaks, is replaced or is refused; nil (never ready) in
+// standalone. One token may stand for several changes.
 func (n *Node) LeaderNews() <-chan struct{} { return n.leaderNews }
+
+// announce puts a token on LeaderNews.
+func (n *Node) announce() {
+	if n.leaderNews != nil {
+		select {
+		case n.leaderNews <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// LeaderSteady reports whether this member leads, or names a leader and holds a stream
+// to it that new proposals may take: a state that ends only with a token on LeaderNews,
+// so a watcher of HasLeader need not look again until one comes. Always in standalone.
+func (n *Node) LeaderSteady() bool {
+	_, id := n.raft.LeaderWithID()
+	if id == "" {
+		return false
+	}
+	if !n.IsClustered() || string(id) == n.cfg.ID || n.fwd == nil {
+		return true
+	}
+	st, _ := n.fwd.usable()
+	return st != nil
+}
 
 // IsLeader reports whether this node leads now.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }

@@ -37,7 +37,7 @@ func (p peerPortCut) Dial(addr string, timeout time.Duration) (net.Conn, error) 
 // peer port does not count as having a leader once streamGrace has passed: its clients'
 // writes would fail and their sessions' touches never reach the leader, which would
 // expire them while the follower answered their pings. It counts again once the stream
-// is back.
+// is back. Losing the stream is news on LeaderNews, and the leader is steady only with it.
 func TestAFollowerWithoutAStreamToItsLeaderHasNone(t *testing.T) {
 	peers := threePeers(t)
 	var cut atomic.Bool
@@ -63,12 +63,26 @@ func TestAFollowerWithoutAStreamToItsLeaderHasNone(t *testing.T) {
 	if !follower.HasLeader() {
 		t.Fatal("a follower with its stream up has no leader")
 	}
+	if !follower.LeaderSteady() || !leader.LeaderSteady() {
+		t.Fatalf("steady: follower %v, leader %v; want both with the stream up", follower.LeaderSteady(), leader.LeaderSteady())
+	}
+	for len(follower.LeaderNews()) > 0 {
+		<-follower.LeaderNews()
+	}
 	cut.Store(true)
 	mu.Lock()
 	for _, c := range conns {
 		c.Close()
 	}
 	mu.Unlock()
+	// The broken stream is news (a watcher that sleeps while the leader is steady
+	// wakes for it), and the leader is no longer steady while raft still names it.
+	select {
+	case <-follower.LeaderNews():
+	case <-time.After(5 * time.Second):
+		t.Fatal("no news of the broken stream to the leader in 5 s")
+	}
+	await("the follower's leader to count as not steady", func() bool { return !follower.LeaderSteady() })
 	await("the follower without its stream to count as leaderless", func() bool { return !follower.HasLeader() })
 	if id, ok := follower.LeaderID(); !ok || id != leader.cfg.ID {
 		t.Fatalf("raft no longer names the leader (%q, %v): the test cut more than the peer port", id, ok)
@@ -78,6 +92,7 @@ func TestAFollowerWithoutAStreamToItsLeaderHasNone(t *testing.T) {
 	}
 	cut.Store(false)
 	await("the follower to count its leader again once the stream is back", follower.HasLeader)
+	await("the follower's leader to be steady again", follower.LeaderSteady)
 }
 
 // A standalone server, which forwards nothing, always has its leader: itself.
