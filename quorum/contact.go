@@ -46,7 +46,9 @@ func (t *contactTransport) AppendEntriesPipeline(id raft.ServerID, target raft.S
 	if err != nil {
 		return nil, err
 	}
-	return newPipeline(p, t.log, id), nil
+	pl := newPipeline(p, t.log, id)
+	pl.reach = t.reach
+	return pl, nil
 }
 
 // answeredSince reports whether the member with id answered this server since t.

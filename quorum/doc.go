@@ -158,8 +158,11 @@
 // named since, so two seldom split a vote and one whose log is behind is followed by the next.
 //
 // Notices cost nothing while idle: they are sent only after an apply, and raft's
-// CommitTimeout stays long (500 ms, Config.CommitTimeout), as the fallback that carries
-// the commit index when no notice arrives (a member that just connected gets the current
-// point at once). It is also when the leader tries again to reach a member it could not:
-// a tick (tried) left a member cut off for a moment behind for two to four seconds.
+// CommitTimeout is long (Config.CommitTimeout; the server makes it a tick), as the
+// fallback that carries the commit index when no notice arrives (a member that just
+// connected gets the current point at once). It is also when raft's leader tries again
+// to reach a member it could not: a member cut off for a moment would stay behind one to
+// two CommitTimeouts after the cut healed, so the leader appends a barrier when a member
+// that failed to answer answers again (Node.peerBack; the transport sees both, the
+// pipeline's failures included), and the member catches up about one heartbeat after.
 package quorum

@@ -60,7 +60,8 @@ type Config struct {
 	// CommitTimeout is how long Raft's leader waits, with nothing to send, before it
 	// sends an empty AppendEntries that carries its commit index. Members learn of
 	// commits from commit notices at once (commit_notice.go), so this is only the
-	// fallback; a short one keeps an idle cluster busy.
+	// fallback; a short one keeps an idle cluster busy. A member the leader could not
+	// reach is retried when it answers again, not only this often (Node.peerBack).
 	CommitTimeout time.Duration
 	// Network carries the members' streams; nil is TCP.
 	Network Network
@@ -153,10 +154,12 @@ type Node struct {
 	// leaderNews gets a token whenever raft names another leader or none, or the stream
 	// to the leader changes (cluster).
 	leaderNews chan struct{}
-	duties     *duties
-	notify     chan bool
-	done       chan struct{}
-	closeOnce  sync.Once
+	// nudging is set while a barrier started by peerBack is on its way.
+	nudging   atomic.Bool
+	duties    *duties
+	notify    chan bool
+	done      chan struct{}
+	closeOnce sync.Once
 	// membersChanged wakes the leader's membership duty (see membershipLoop).
 	membersChanged chan struct{}
 	// learners is when each follower or observer last sent its heartbeat (leader).
@@ -327,6 +330,10 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
 	n.raft, n.trans = r, trans
+	if ct, ok := trans.(*contactTransport); ok {
+		back := n.peerBack
+		ct.reach.back.Store(&back)
+	}
 	lead.raft.Store(r)
 	d.n = n
 	n.duties = d
@@ -404,6 +411,25 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog,
 		conf.Servers = append(conf.Servers, sv)
 	}
 	return trans, conf, nil
+}
+
+// peerBack is told of a peer that answered this member's AppendEntries again after
+// failing to (reachability.go). Raft's leader retries replication to a peer it could not
+// reach only on a new entry or at its CommitTimeout, which is long (Config.CommitTimeout:
+// an idle leader sends an empty AppendEntries to each follower that often), so a member
+// cut off while a write committed would stay behind that long after the cut healed. A
+// leader appends a barrier, as any new entry starts replication to every follower: the
+// member catches up one heartbeat after it answers again. One barrier at a time.
+func (n *Node) peerBack(id raft.ServerID) {
+	if n.raft.State() != raft.Leader || !n.nudging.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer n.nudging.Store(false)
+		if err := n.raft.Barrier(n.cfg.HeartbeatTimeout).Error(); err != nil {
+			n.cfg.Logger.Debug("no barrier for a member that answered again", "peer", string(id), "err", err)
+		}
+	}()
 }
 
 // HasLeader reports whether this node knows a leader now (standalone: always) and, as a

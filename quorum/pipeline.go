@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -21,11 +22,15 @@ import (
 // and closes the pipeline, and replication to that follower starts again.
 type pipeline struct {
 	raft.AppendPipeline
-	id   raft.ServerID // the follower's
-	log  *leaderLog
-	out  chan raft.AppendFuture
-	done chan struct{}
-	once sync.Once
+	id  raft.ServerID // the follower's
+	log *leaderLog
+	// reach hears of the batches the transport failed to deliver (nil in tests): raft
+	// then stops pipelining and retries only on a new write or its CommitTimeout, so the
+	// peer counts as down until it answers again, which nudges replication (peerBack).
+	reach *reachability
+	out   chan raft.AppendFuture
+	done  chan struct{}
+	once  sync.Once
 }
 
 func newPipeline(p raft.AppendPipeline, log *leaderLog, id raft.ServerID) *pipeline {
@@ -36,7 +41,18 @@ func newPipeline(p raft.AppendPipeline, log *leaderLog, id raft.ServerID) *pipel
 
 func (p *pipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
 	p.log.clampCommit(args)
-	return p.AppendPipeline.AppendEntries(args, resp)
+	f, err := p.AppendPipeline.AppendEntries(args, resp)
+	if err != nil {
+		p.failed(err)
+	}
+	return f, err
+}
+
+// failed tells reach of a batch the transport could not send or got no answer to.
+func (p *pipeline) failed(err error) {
+	if p.reach != nil && !errors.Is(err, raft.ErrPipelineShutdown) && !errors.Is(err, raft.ErrTransportShutdown) {
+		p.reach.failed(p.id, err)
+	}
 }
 
 // Consumer is where raft's decoder reads the answered batches.
@@ -59,6 +75,9 @@ func (p *pipeline) forward() {
 		case f := <-in:
 			if !decoding {
 				continue
+			}
+			if err := f.Error(); err != nil {
+				p.failed(err)
 			}
 			req, resp := f.Request(), f.Response()
 			decoding = resp.Success && resp.Term <= req.Term // the decoder's own tests

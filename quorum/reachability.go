@@ -22,6 +22,9 @@ type reachability struct {
 	nDown atomic.Int32 // len(down), so the many successful calls skip the lock
 	mu    sync.Mutex
 	down  map[raft.ServerID]*outage
+	// back, if set, is called (outside the lock) with a peer that answered again after
+	// an outage: the node's nudge of raft's replication to it (Node.peerBack).
+	back atomic.Pointer[func(raft.ServerID)]
 }
 
 type outage struct {
@@ -59,13 +62,17 @@ func (r *reachability) answered(id raft.ServerID) {
 		return
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	o := r.down[id]
 	if o == nil {
+		r.mu.Unlock()
 		return
 	}
 	delete(r.down, id)
 	r.nDown.Add(-1)
 	r.log.Warn("raft peer reachable again", "peer", string(id), "failed_attempts", o.failures,
 		"down_for", r.now().Sub(o.since).Round(time.Millisecond))
+	r.mu.Unlock()
+	if back := r.back.Load(); back != nil {
+		(*back)(id)
+	}
 }

@@ -118,13 +118,19 @@ func (s *Server) Start() error {
 		// two timeouts, sooner than a ZooKeeper follower gives up on its leader (syncLimit
 		// ticks); one whose leader's process is gone (its ports refuse connections)
 		// stands at once (quorum's prompt election), as a ZooKeeper follower does when
-		// its connection closes. The leader heartbeats every tenth to fifth of a tick,
-		// most of an idle cluster's CPU: a quarter of a tick made it twice ZooKeeper's;
+		// its connection closes. Raft's leader heartbeats every tenth to fifth of the
+		// timeout (slower since, quorum/heartbeat_pace.go), most of an idle cluster's
+		// CPU: a quarter of a tick made it twice ZooKeeper's;
 		// a whole tick made it ZooKeeper's, but a paused leader was then replaced too late
 		// for sessions of two ticks that moved to another member (the fault tests). A
 		// tenth of a tick made a leader starved of CPU for 100 ms on a loaded 2-core
 		// machine step down mid-load.
 		qc.HeartbeatTimeout = max(100*time.Millisecond, s.cfg.TickTime/2)
+		// An idle leader's empty AppendEntries to each follower (members learn of
+		// commits from commit notices): every one to two ticks, not 0.5-1 s. Its other
+		// use, the retry to a member that could not be reached, is nudged when the
+		// member answers again (quorum's peerBack).
+		qc.CommitTimeout = max(qc.CommitTimeout, s.cfg.TickTime)
 		qc.Network = s.cfg.Network
 		var err error
 		if qc.TLS, err = s.cfg.QuorumSSL.quorumTLS(); err != nil {
