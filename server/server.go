@@ -323,6 +323,16 @@ func (s *Server) watchQuorum() {
 	tick := time.NewTicker(period)
 	ticking := true
 	defer tick.Stop()
+	// tickWhile runs the tick only while on holds.
+	tickWhile := func(on bool) {
+		switch {
+		case on && !ticking:
+			tick.Reset(period)
+		case !on && ticking:
+			tick.Stop()
+		}
+		ticking = on
+	}
 	due := time.NewTimer(time.Hour)
 	due.Stop()
 	defer due.Stop()
@@ -335,24 +345,15 @@ func (s *Server) watchQuorum() {
 		case <-s.stopping:
 			return
 		}
-		if s.node.HasLeader() {
+		hasLeader := s.node.HasLeader()
+		tickWhile(!hasLeader || !s.node.LeaderSteady())
+		if hasLeader {
 			lost = time.Time{}
 			due.Stop()
 			if s.isReadOnly() {
 				s.leaveReadOnly()
 			}
-			if steady := s.node.LeaderSteady(); steady && ticking {
-				tick.Stop()
-				ticking = false
-			} else if !steady && !ticking {
-				tick.Reset(period)
-				ticking = true
-			}
 			continue
-		}
-		if !ticking {
-			tick.Reset(period)
-			ticking = true
 		}
 		if lost.IsZero() {
 			lost = time.Now()
