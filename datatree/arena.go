@@ -165,19 +165,26 @@ func (a *arena) bytes(b blobRef, n int) []byte {
 
 // alloc returns a blob of n > 0 bytes, zeroed or not.
 func (a *arena) alloc(n int) blobRef {
+	b, size := a.grab(n)
+	a.blobBytes += size
+	return b
+}
+
+// grab is alloc without counting the blob in blobBytes, and the bytes it takes. A
+// children list's name index takes its table so: MemoryInUse, which reports
+// blobBytes, depends on the tree's content alone, and an index's size on its history.
+func (a *arena) grab(n int) (blobRef, int64) {
 	if n > maxClassSize {
 		si := a.newSlab(n, bigClass)
-		a.blobBytes += int64(n)
-		return blobRef(uint64(si) << 32)
+		return blobRef(uint64(si) << 32), int64(n)
 	}
 	c := classOf(n)
 	size := classSizes[c]
-	a.blobBytes += int64(size)
 	cs := &a.classes[c]
 	if k := len(cs.free); k > 0 {
 		b := cs.free[k-1]
 		cs.free = cs.free[:k-1]
-		return b
+		return b, int64(size)
 	}
 	if cs.cur == 0 || int(cs.off)+size > len(a.slabs[cs.cur].mem) {
 		if cs.next == 0 {
@@ -188,27 +195,29 @@ func (a *arena) alloc(n int) blobRef {
 	}
 	b := blobRef(uint64(cs.cur)<<32 | uint64(cs.off))
 	cs.off += uint32(size)
-	return b
+	return b, int64(size)
 }
 
 // free returns blob b of n bytes (as allocated) to its class, or its own slab to the
 // system.
-func (a *arena) free(b blobRef, n int) {
+func (a *arena) free(b blobRef, n int) { a.blobBytes -= a.drop(b, n) }
+
+// drop is free without counting (grab's), and the bytes it gave back.
+func (a *arena) drop(b blobRef, n int) int64 {
 	if b == 0 {
-		return
+		return 0
 	}
 	s := &a.slabs[b.slab()]
 	if s.class == bigClass {
-		a.blobBytes -= int64(n)
 		if !a.osMem.release(s.mem) {
 			a.heapBytes -= int64(len(s.mem))
 		}
 		*s = slab{}
 		a.freeSlb = append(a.freeSlb, b.slab())
-		return
+		return int64(n)
 	}
-	a.blobBytes -= int64(classSizes[s.class])
 	a.classes[s.class].free = append(a.classes[s.class].free, b)
+	return int64(classSizes[s.class])
 }
 
 func (a *arena) newSlab(size int, class uint8) uint32 {

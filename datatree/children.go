@@ -1,6 +1,7 @@
 package datatree
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -22,6 +23,7 @@ type children struct {
 	chunks [][]nodeID
 	lasts  *[]string
 	n      int
+	index  *nameIndex // for indexMin..indexMax children (nameindex.go)
 }
 
 func (t *Tree) nameOf(id nodeID) string { return t.name(t.mem.node(id)) }
@@ -56,6 +58,9 @@ func (c *children) get(t *Tree, name string) nodeID {
 	if c == nil || c.n == 0 {
 		return 0
 	}
+	if c.index != nil {
+		return c.index.get(t, name)
+	}
 	ch := c.chunks[c.chunkFor(name)]
 	if j, ok := searchChunk(t, ch, name); ok {
 		return ch[j]
@@ -66,6 +71,12 @@ func (c *children) get(t *Tree, name string) nodeID {
 // add inserts id, called name; the caller has checked that the name is absent.
 func (c *children) add(t *Tree, id nodeID, name string) {
 	c.n++
+	c.insert(t, id, name)
+	c.indexAdd(t, id, name)
+}
+
+// insert puts id, called name, in its place in the chunks.
+func (c *children) insert(t *Tree, id nodeID, name string) {
 	if len(c.chunks) == 0 {
 		c.chunks = append(c.chunks, []nodeID{id})
 		return
@@ -129,10 +140,20 @@ func (c *children) remove(t *Tree, name string) nodeID {
 	if c == nil || c.n == 0 {
 		return 0
 	}
+	id := c.unlink(t, name)
+	if id != 0 {
+		c.indexRemove(t, id, name)
+	}
+	return id
+}
+
+// unlink takes the child called name out of the chunks and returns its id (0 if it
+// was not there).
+func (c *children) unlink(t *Tree, name string) nodeID {
 	i := c.chunkFor(name)
 	ch := c.chunks[i]
-	j, ok := searchChunk(t, ch, name)
-	if !ok {
+	j := c.place(t, ch, name)
+	if j < 0 {
 		return 0
 	}
 	id := ch[j]
@@ -159,6 +180,22 @@ func (c *children) remove(t *Tree, name string) nodeID {
 		c.setLast(t, i) // the removed child was the chunk's last
 	}
 	return id
+}
+
+// place is where the child called name is in ch, the chunk that would hold it, or -1.
+// With an index, the id is found by it and then among ch's ids, which reads no name
+// from the arena (a binary search reads a dozen).
+func (c *children) place(t *Tree, ch []nodeID, name string) int {
+	if c.index != nil {
+		if id := c.index.get(t, name); id != 0 {
+			return slices.Index(ch, id)
+		}
+		return -1
+	}
+	if j, ok := searchChunk(t, ch, name); ok {
+		return j
+	}
+	return -1
 }
 
 // each calls f for every child in name order until f returns false.

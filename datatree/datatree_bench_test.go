@@ -1,6 +1,8 @@
 package datatree
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -47,5 +49,26 @@ func BenchmarkGet(b *testing.B) {
 		if _, _, code := tr.Get(paths[i%len(paths)]); code != jute.OK {
 			b.Fatal(code)
 		}
+	}
+}
+
+// BenchmarkGetRandom reads random znodes of a tree of 1,000 parents' children under the
+// root (fillTree): how a lookup's cost grows with the tree.
+func BenchmarkGetRandom(b *testing.B) {
+	for _, n := range []int{10_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			tr := fillTree(b, n/1000, 1000, 100)
+			paths := make([]string, 1<<16)
+			for i := range paths {
+				k := rand.IntN(n)
+				paths[i] = fmt.Sprintf("/p%04d/n%06d", k/1000, k%1000)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, code := tr.Get(paths[i&(len(paths)-1)]); code != jute.OK {
+					b.Fatal(code)
+				}
+			}
+		})
 	}
 }

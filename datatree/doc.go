@@ -20,7 +20,9 @@
 // name, not its path, in one blob with its data; children are kept as sorted chunks of
 // node ids, so a node with 100k children inserts, deletes and looks up in logarithmic
 // time plus a bounded copy (a list of several chunks keeps a copy of each chunk's last
-// name, so finding the chunk reads nothing from the arena); ACL lists are interned in a reference-counted cache
+// name, so finding the chunk reads nothing from the arena), and a list of 32 to 4,096
+// children also keeps a hash index from name to id in the arena (nameindex.go), so a
+// lookup reads one name instead of a binary search's dozen; ACL lists are interned in a reference-counted cache
 // (ZooKeeper's ReferenceCountedACLCache). Large pages and slabs come from the operating
 // system, outside the Go heap. Everything the tree returns (data, names) is a copy.
 package datatree

@@ -45,7 +45,7 @@ func FromNodes(nodes []StoredNode, opts Options) (*Tree, error) {
 	if t.root == nil {
 		return nil, fmt.Errorf("%w: no root", ErrSnapshotCorrupt)
 	}
-	t.lastLoadPath, t.lastLoad = "", nil // (link counted every node's path and data)
+	t.loaded()
 	return t, nil
 }
 
@@ -59,6 +59,7 @@ func (t *Tree) load(path string, data []byte, acl aclRef, st storedStat) error {
 		}
 		_, t.root = t.newNode("", data, acl, st)
 		t.nodes = 1
+		t.loading = true
 		t.dataSize = 1 + 2*int64(len(data)) // "/" and its alias "", as computeDataSize counts
 		return nil
 	}
@@ -77,6 +78,18 @@ func (t *Tree) load(path string, data []byte, acl aclRef, st storedStat) error {
 	t.link(parent, path, id, n)
 	t.indexQuota(path, 1)
 	return nil
+}
+
+// loaded ends a load: the children lists get their name indexes, each built once
+// (built as the lists grew, they made reading a 1M-znode snapshot take 75% longer).
+func (t *Tree) loaded() {
+	t.lastLoadPath, t.lastLoad = "", nil // (link counted every node's path and data)
+	t.loading = false
+	for i := range t.kidTab {
+		if c := &t.kidTab[i]; c.n >= indexMin {
+			c.buildIndex(t)
+		}
+	}
 }
 
 // loadParent is lookup for load: siblings come one after another, so the last parent

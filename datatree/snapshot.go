@@ -271,6 +271,6 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 	if got := binary.BigEndian.Uint32(sum[:]); got != want {
 		return nil, fmt.Errorf("%w: checksum %08x, computed %08x", ErrSnapshotCorrupt, got, want)
 	}
-	t.lastLoadPath, t.lastLoad = "", nil // (link counted every node's path and data)
+	t.loaded()
 	return t, nil
 }

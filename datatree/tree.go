@@ -58,6 +58,7 @@ type Tree struct {
 	mem        *arena     // node records, names and data (arena.go)
 	kidTab     []children // children lists; [0] unused (node.kids == 0: none)
 	freeKids   []uint32
+	loading    bool // a load is adding nodes: the name indexes wait for its end (loaded)
 	root       *node
 	acls       *aclCache
 	nodes      int   // real nodes, root included

@@ -102,6 +102,8 @@ type FSM struct {
 
 	// logger, if set, gets one line per snapshot written.
 	logger *slog.Logger
+	// longWork, if set, is told of each snapshot written or installed while it runs.
+	longWork func() (done func())
 
 	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
 }
@@ -316,6 +318,7 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 // are not commands change nothing, so they may be applied again.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	defer f.longWorkStarts()()
 	st, err := persistence.ReadState(rc, f.opts)
 	if err != nil {
 		return err
@@ -361,6 +364,7 @@ type fsmSnapshot struct {
 const snapshotChunk = 512
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	defer s.fsm.longWorkStarts()() // until the tree is thawed too
 	defer s.Release()
 	start := time.Now()
 	size := int64(len(s.head))
@@ -385,6 +389,15 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 			return err
 		}
 	}
+}
+
+// longWorkStarts tells longWork that a snapshot is written or installed, and returns
+// what tells it that this ended.
+func (f *FSM) longWorkStarts() (done func()) {
+	if f.longWork == nil {
+		return func() {}
+	}
+	return f.longWork()
 }
 
 // Release thaws the tree (once), whether or not Persist ran.

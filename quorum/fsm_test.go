@@ -147,3 +147,64 @@ func TestUndecodableEntryPanics(t *testing.T) {
 	}()
 	NewFSM(datatree.Options{}).Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: []byte{9, 9}})
 }
+
+// Writing and installing a snapshot are long work (Config.LongWork): each is reported
+// as it starts and ends, the end after the last byte and after the tree was thawed.
+func TestSnapshotsAreReportedAsLongWork(t *testing.T) {
+	var running, started int
+	var atEnd func()
+	longWork := func() func() {
+		running++
+		started++
+		return func() {
+			running--
+			if atEnd != nil {
+				atEnd()
+			}
+		}
+	}
+	a := NewFSM(datatree.Options{ExtendedTypes: true})
+	a.longWork = longWork
+	thawed := false
+	atEnd = func() {
+		// A tree still frozen refuses another snapshot (datatree.ErrFrozen).
+		if again, err := a.Snapshot(); err == nil {
+			thawed = true
+			again.Release()
+		}
+	}
+	applyAll(t, a, entries())
+	snap, err := a.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s sink
+	var during int
+	if err := snap.Persist(&reportingSink{sink: &s, write: func() { during = max(during, running) }}); err != nil {
+		t.Fatal(err)
+	}
+	if started != 1 || running != 0 || during != 1 || !thawed {
+		t.Fatalf("writing: %d started, %d still running, %d running during the writes, thawed at the end %v; want 1, 0, 1, true",
+			started, running, during, thawed)
+	}
+	atEnd = nil
+	b := NewFSM(datatree.Options{ExtendedTypes: true})
+	b.longWork = longWork
+	if err := b.Restore(snapshotReader(s.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if started != 2 || running != 0 {
+		t.Fatalf("installing: %d started, %d still running; want 2, 0", started, running)
+	}
+}
+
+// reportingSink calls write on every write to its sink.
+type reportingSink struct {
+	*sink
+	write func()
+}
+
+func (r *reportingSink) Write(b []byte) (int, error) {
+	r.write()
+	return r.sink.Write(b)
+}

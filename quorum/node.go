@@ -49,6 +49,9 @@ type Config struct {
 	// OnRestored is called after a snapshot from the leader replaced the state while
 	// the node runs (see FSM).
 	OnRestored func()
+	// LongWork, if set, is told when the FSM starts writing or installing a snapshot,
+	// and through the function it returns when that ends.
+	LongWork func() (done func())
 
 	// ID and Peers make a cluster: Peers lists every member (this one included) with
 	// its Raft address (ZooKeeper's election port). No peers: a standalone one-voter
@@ -272,6 +275,7 @@ func Open(cfg Config) (*Node, error) {
 		fsm.waitDurable = lead.waitDurable
 	}
 	fsm.logger = cfg.Logger
+	fsm.longWork = cfg.LongWork
 	d := &duties{}
 	fsm.sessionsChanged = func(id int64, timeout int32, created bool) {
 		if created {

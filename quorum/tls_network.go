@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -178,6 +180,13 @@ func (l *tlsListener) handshake(c net.Conn) {
 const refusalLogEvery = time.Minute
 
 func (l *tlsListener) refused(from net.Addr, err error) {
+	if hungUp(err) {
+		// A dialer that gave up or died mid-handshake (its dial timed out under load,
+		// the member was killed) was not refused: logging it as a warning would use up
+		// the host's warning, and every member of a one-host cluster shares that host.
+		l.n.log.Debug("quorum: a member stream closed during its handshake", "from", from.String(), "err", err)
+		return
+	}
 	host, _, _ := net.SplitHostPort(from.String())
 	now := time.Now()
 	l.mu.Lock()
@@ -256,4 +265,10 @@ func (l *tlsListener) Close() error {
 		err = l.Listener.Close()
 	})
 	return err
+}
+
+// hungUp reports whether a handshake failed because the dialer closed or reset the
+// stream, rather than because this member refused what it was sent.
+func hungUp(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

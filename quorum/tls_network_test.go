@@ -397,3 +397,41 @@ func echoListener(t *testing.T, nw Network) net.Listener {
 	}()
 	return ln
 }
+
+// A dialer that hangs up during its handshake (its dial timed out, it was killed) is
+// not a refusal: it is logged at debug and leaves the host's warning, at most one a
+// minute, for an untrusted member dialing from the same host next.
+func TestTLSHangUpLeavesTheWarningForARefusal(t *testing.T) {
+	good, rogue := newTestCA(t, "cluster CA"), newTestCA(t, "rogue CA")
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ln := echoListener(t, newTLSNetwork(TCP{}, *memberTLS(good.member(t, "member"), good), log))
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	waitLog := func(what string) string {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, what) {
+					return line
+				}
+			}
+		}
+		t.Fatalf("no %q in the log:\n%s", what, logs.String())
+		return ""
+	}
+	if line := waitLog("closed during its handshake"); !strings.Contains(line, "level=DEBUG") {
+		t.Fatalf("a hang-up logged as %s", line)
+	}
+	outsider := newTLSNetwork(TCP{}, *memberTLS(rogue.member(t, "rogue"), good, rogue), testLogger(t))
+	if c, err := outsider.Dial(ln.Addr().String(), 5*time.Second); err == nil {
+		c.Read(make([]byte, 1)) // under TLS 1.3 the refusal comes after the dial
+		c.Close()
+	}
+	if line := waitLog("refused a member stream"); !strings.Contains(line, "level=WARN") {
+		t.Fatalf("the untrusted member's refusal after a hang-up from its host logged as %s", line)
+	}
+}

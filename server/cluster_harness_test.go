@@ -266,15 +266,20 @@ func zkSessionWith(t *testing.T, timeout time.Duration, addrs []string, hosts zk
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
+	// Wait for the HasSession event itself, not c.State(): go-zookeeper sets the state
+	// before it sends the event, and a caller reading the channel later would take
+	// that first HasSession for a reconnection (the fault test did, in CI).
 	deadline := time.After(20 * time.Second)
-	for c.State() != zk.StateHasSession {
+	for {
 		select {
-		case <-events:
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				return c, events
+			}
 		case <-deadline:
 			t.Fatalf("no session from %v", addrs)
 		}
 	}
-	return c, events
 }
 
 // retryLoss runs op until it returns something other than a lost connection, as an

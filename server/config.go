@@ -54,6 +54,11 @@ type Config struct {
 	// TreeMemoryLimit and the Go runtime's memory limit before the server starts
 	// (cmd/zkraft/memory.go).
 	MemoryLimit int64
+	// LongWork, if set, is told when the server starts a long computation (writing or
+	// installing a snapshot of the whole tree) and, through the function it returns,
+	// when it ends: the zkraft command gives the Go runtime its CPUs back meanwhile
+	// (cmd/zkraft/procs.go).
+	LongWork func() (done func())
 	// ReconfigEnabled lets a super user (or one with WRITE on /zookeeper/config) change
 	// a cluster's membership with reconfig (reconfigEnabled, off by default as in 3.8).
 	ReconfigEnabled bool

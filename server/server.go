@@ -111,6 +111,7 @@ func (s *Server) Start() error {
 	qc.OnSessionClosed = s.sessionClosed
 	qc.OnSessionMoved = s.sessionMoved
 	qc.OnRestored = s.stateRestored
+	qc.LongWork = s.cfg.LongWork
 	if len(s.cfg.Servers) > 0 {
 		qc.ID, qc.Peers = strconv.Itoa(s.cfg.ServerID), s.cfg.Servers
 		// Raft's follower timeout: half a tick (1 s at ZooKeeper's default). A follower

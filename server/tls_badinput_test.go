@@ -177,9 +177,15 @@ func settledAuthFailures(addr string) string {
 		}
 		return "no zk_auth_failed_count"
 	}
+	return settled(500*time.Millisecond, 10*time.Second, read)
+}
+
+// settled reads until two readings gap apart agree, for at most limit, and returns the
+// last reading.
+func settled[T comparable](gap, limit time.Duration, read func() T) T {
 	last := read()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(500 * time.Millisecond)
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
+		time.Sleep(gap)
 		now := read()
 		if now == last {
 			break

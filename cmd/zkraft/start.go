@@ -59,6 +59,10 @@ func newStartCommand() *cobra.Command {
 			for _, n := range notes {
 				log.Info("config: " + n)
 			}
+			governor := processGovernor(os.Getenv, log)
+			if governor != nil {
+				cfg.LongWork = governor.longWork
+			}
 			srv, err := server.New(cfg, log)
 			if err != nil {
 				return fmt.Errorf("config: %v", err)
@@ -67,6 +71,11 @@ func newStartCommand() *cobra.Command {
 			defer stopProfile()
 			if err := srv.Start(); err != nil {
 				return err
+			}
+			if governor != nil {
+				stopGovernor := make(chan struct{})
+				defer close(stopGovernor)
+				governor.run(cfg.DataDir, stopGovernor)
 			}
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
