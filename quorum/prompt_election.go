@@ -28,10 +28,10 @@ import (
 // still name a leader (until their own timeouts fire), and skips raft's pre-vote: a
 // follower that alone finds both of a live leader's ports refusing it (a firewall that
 // resets only its connections) can depose that leader, at the cost of an election.
-// Survivors stand one after another, by rank in the membership, staggerOf apart, each
-// only while it still follows and names no leader but the gone one (or none):
-// a survivor whose log is behind stands first and loses, and the next one stands in a
-// later term and wins.
+// Survivors stand one after another, by rank in the membership, staggerOf apart (timed
+// from the refusal of the leader's peer port, see probe), each only while it still
+// follows and names no leader but the gone one (or none): a survivor whose log is behind
+// stands first and loses, and the next one stands in a later term and wins.
 type promptElection struct {
 	n *Node
 	// named is the leader raft names now, a new value each time raft names one (or none).
@@ -39,7 +39,8 @@ type promptElection struct {
 
 	mu       sync.Mutex
 	judged   *namedLeader // the leadership an election is scheduled against
-	probed   *namedLeader // the leadership whose raft port was last dialed, and when
+	probing  *namedLeader // the leadership whose raft port is being dialed now
+	probed   *namedLeader // the leadership whose raft port last answered, and when
 	probedAt time.Time
 	timer    *time.Timer
 }
@@ -48,7 +49,7 @@ type namedLeader struct{ id raft.ServerID }
 
 // staggerOf is how long each surviving voter waits after the one ranked before it: long
 // enough for that one to win (a vote's round trip and two stable-store writes). A raft
-// port is dialed at most this often per leadership.
+// port that answered is probed again no sooner than this per leadership.
 func staggerOf(heartbeat time.Duration) time.Duration { return heartbeat / 8 }
 
 func newPromptElection(n *Node) *promptElection { return &promptElection{n: n} }
@@ -66,16 +67,46 @@ func (p *promptElection) refused(leader raft.ServerID) {
 		return
 	}
 	// Every proposal while there is no stream wakes the dialer: a leadership already
-	// judged, or whose raft port answered a moment ago, is not dialed again.
+	// judged or being probed, or whose raft port answered a moment ago, is not probed again.
+	first := time.Now()
 	p.mu.Lock()
-	skip := p.judged == lead || (p.probed == lead && time.Since(p.probedAt) < staggerOf(p.n.cfg.HeartbeatTimeout))
+	skip := p.judged == lead || p.probing == lead || (p.probed == lead && first.Sub(p.probedAt) < staggerOf(p.n.cfg.HeartbeatTimeout))
 	if !skip {
-		p.probed, p.probedAt = lead, time.Now()
+		p.probing = lead
 	}
 	p.mu.Unlock()
-	if skip {
-		return
+	if !skip {
+		go p.probe(lead, leader, first)
 	}
+}
+
+// probeTries is how often probe dials the leader's raft port, probeGap apart, before it
+// takes an answer for a leader that lives.
+const probeTries = 4
+
+func probeGap(heartbeat time.Duration) time.Duration { return staggerOf(heartbeat) / 8 }
+
+// probe dials the raft port of the leader whose peer port refused this member at first,
+// and schedules this member's stand if that port refuses too. The peer port closes first
+// when a member stops, so a dying leader's raft port may still answer the first dial: it
+// is dialed again a few times, probeGap apart, before the leader is taken to live. The
+// stand is due rank staggers after first, not after the refusal: a survivor that took
+// a gap or two longer to judge still stands before the next one (were it timed from its
+// own verdict, the one ranked first and the one ranked second could stand together and
+// split the vote, which costs a whole election timeout).
+func (p *promptElection) probe(lead *namedLeader, leader raft.ServerID, first time.Time) {
+	heartbeat := p.n.cfg.HeartbeatTimeout
+	refused := false
+	defer func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.probing == lead {
+			p.probing = nil
+		}
+		if !refused {
+			p.probed, p.probedAt = lead, time.Now()
+		}
+	}()
 	rank, ok := p.rank(leader) // not ok: this member does not vote
 	if !ok {
 		return
@@ -84,15 +115,29 @@ func (p *promptElection) refused(leader raft.ServerID) {
 	if !ok {
 		return
 	}
-	// The peer port closes first when a member stops, and may not be up yet on a member
-	// just started; its raft port listens as long as its raft runs.
-	if c, err := p.n.cfg.Network.Dial(peer.RaftAddr, time.Second); err == nil {
-		c.Close()
-		return
-	} else if !connRefused(err) {
-		return
+	// The peer port may not be up yet on a member just started; its raft port listens
+	// as long as its raft runs.
+	for try := 0; !refused; try++ {
+		if try > 0 {
+			if try == probeTries || p.closed() {
+				return
+			}
+			time.Sleep(probeGap(heartbeat))
+			if _, ok := p.current(leader); !ok {
+				return
+			}
+		}
+		c, err := p.n.cfg.Network.Dial(peer.RaftAddr, time.Second)
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if !connRefused(err) {
+			return
+		}
+		refused = true
 	}
-	delay := time.Duration(rank) * staggerOf(p.n.cfg.HeartbeatTimeout)
+	delay := max(0, time.Until(first.Add(time.Duration(rank)*staggerOf(heartbeat))))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.judged == lead {
@@ -100,7 +145,7 @@ func (p *promptElection) refused(leader raft.ServerID) {
 	}
 	p.judged = lead
 	p.n.cfg.Logger.Warn("the leader's ports refuse connections: standing for election",
-		"leader", string(leader), "after", delay)
+		"leader", string(leader), "after", delay.Round(time.Millisecond))
 	if p.timer != nil {
 		p.timer.Stop()
 	}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,4 +137,71 @@ func TestTheNextSurvivorStandsWhenTheFirstIsBehind(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Logf("member %s leads %v after the leader went", next.cfg.ID, time.Since(start))
+}
+
+// answeringNetwork is a member's network whose next dial of answer (when set) connects to
+// nothing but succeeds, as a dial of a dying process's port that is not closed yet does.
+type answeringNetwork struct {
+	Network
+	answer atomic.Pointer[string]
+}
+
+func (a *answeringNetwork) Dial(addr string, timeout time.Duration) (net.Conn, error) {
+	if p := a.answer.Load(); p != nil && *p == addr && a.answer.CompareAndSwap(p, nil) {
+		mine, theirs := net.Pipe()
+		theirs.Close()
+		return mine, nil
+	}
+	return a.Network.Dial(addr, timeout)
+}
+
+// The leader goes, and its raft port still answers the first survivor's first probe (its
+// process is dying: the peer port closed first). That survivor still stands before the
+// next one and wins. Were its stand timed from its own verdict, one stagger later, it
+// would stand together with the next one (the dialer retries every quarter second, a
+// stagger here is half a second) and the split vote would cost an election timeout.
+func TestTheFirstSurvivorStandsFirstWhenItsProbeIsAnsweredOnce(t *testing.T) {
+	const heartbeat = 4 * time.Second // a stagger of 500 ms, two redials
+	nets := map[string]*answeringNetwork{}
+	nodes := openMembersWith(t, threePeers(t), func(p Peer, c *Config) {
+		c.HeartbeatTimeout = heartbeat
+		nets[p.ID] = &answeringNetwork{Network: TCP{}}
+		c.Network = nets[p.ID]
+	})
+	leader := leaderOf(t, nodes)
+	var survivors []string
+	for id, n := range nodes {
+		if n != leader {
+			survivors = append(survivors, id)
+		}
+	}
+	slices.Sort(survivors)
+	self := leader.ID()
+	propose(t, leader, &Entry{Session: 7, Op: jute.OpCreateSession, Origin: self, Req: &SessionRequest{Timeout: 30000, Password: make([]byte, 16)}})
+	waitSame(t, nodes)
+	raftAddr := leader.cfg.self().RaftAddr
+	nets[survivors[0]].answer.Store(&raftAddr)
+	start := time.Now()
+	leader.trans.(io.Closer).Close()
+	closeLeader(nodes, leader)
+	var next *Node
+	for next == nil && time.Since(start) < 10*time.Second {
+		for _, n := range nodes {
+			if n.IsLeader() {
+				next = n
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	took := time.Since(start)
+	if next == nil {
+		t.Fatal("no new leader")
+	}
+	if nets[survivors[0]].answer.Load() != nil {
+		t.Fatal("the first survivor never probed the leader's raft port")
+	}
+	if took > promptBound || next.cfg.ID != survivors[0] {
+		t.Fatalf("member %s leads %v after the leader went; member %s (ranked first) should, within %v", next.cfg.ID, took, survivors[0], promptBound)
+	}
+	t.Logf("member %s leads %v after the leader went", next.cfg.ID, took)
 }
