@@ -22,11 +22,22 @@ import (
 // nodeID names a node in the arena; 0 is none.
 type nodeID uint32
 
-// blobRef names a blob: slab index << 32 | byte offset; 0 is none (slab 0 is unused).
-type blobRef uint64
+// blobRef names a blob in 32 bits (a node record is so 80 bytes, not 88). A blob in a
+// class's slab is the slab's index << offsetBits | its offset / 8 (slots are multiples
+// of 8 bytes, a slab is at most slabMax); a blob in a slab of its own (one larger than
+// maxClassSize, or any once classSlabLimit slabs are taken) is soloBit | its index in
+// arena.solos. 0 is none (class slab 0 is unused).
+type blobRef uint32
 
-func (b blobRef) slab() uint32   { return uint32(b >> 32) }
-func (b blobRef) offset() uint32 { return uint32(b) }
+const (
+	offsetBits         = 17 // slabMax / 8
+	offsetMask         = 1<<offsetBits - 1
+	soloBit    blobRef = 1 << 31
+)
+
+// classSlabLimit is how many class slabs refs can name (slab 0 included): 16,384 slabs of
+// up to 1 MiB. A class blob past them gets a slab of its own (a test lowers it).
+var classSlabLimit = 1 << (31 - offsetBits)
 
 // Node pages grow: the first two hold 64 nodes, then each doubles up to pageMax, so a
 // small tree stays small; ids from 2*pageMax on fall in pages of pageMax.
@@ -89,10 +100,11 @@ func classOf(n int) int {
 	return sort.SearchInts(classSizes, n)
 }
 
-// Slabs of a class start at slabFirst bytes and double up to slabMax.
+// Slabs of a class start at slabFirst bytes and double up to slabMax, the most a ref's
+// offset bits can reach.
 const (
 	slabFirst = 4 << 10
-	slabMax   = 1 << 20
+	slabMax   = (offsetMask + 1) * 8
 )
 
 type slab struct {
@@ -109,13 +121,14 @@ type classState struct {
 
 // arena is the tree's memory (see the top of this file).
 type arena struct {
-	pages   [][]node
-	nextID  nodeID // next id never handed out
-	freeIDs []nodeID
-	slabs   []slab // [0] unused
-	freeSlb []uint32
-	classes []classState
-	osMem   *osMemory // what came from the operating system, returned when the tree dies
+	pages    [][]node
+	nextID   nodeID // next id never handed out
+	freeIDs  []nodeID
+	slabs    []slab // class slabs; [0] unused
+	solos    []slab // slabs of one blob each
+	freeSolo []uint32
+	classes  []classState
+	osMem    *osMemory // what came from the operating system, returned when the tree dies
 
 	blobBytes int64 // bytes of slots in use
 	heapBytes int64 // pages and slabs on the Go heap
@@ -159,8 +172,11 @@ func (a *arena) freeNode(id nodeID) { a.freeIDs = append(a.freeIDs, id) }
 
 // bytes returns the n bytes of blob b.
 func (a *arena) bytes(b blobRef, n int) []byte {
-	off := b.offset()
-	return a.slabs[b.slab()].mem[off : off+uint32(n) : off+uint32(n)]
+	if b&soloBit != 0 {
+		return a.solos[b&^soloBit].mem[:n:n]
+	}
+	off := uint32(b&offsetMask) << 3
+	return a.slabs[b>>offsetBits].mem[off : off+uint32(n) : off+uint32(n)]
 }
 
 // alloc returns a blob of n > 0 bytes, zeroed or not.
@@ -173,10 +189,10 @@ func (a *arena) alloc(n int) blobRef {
 // grab is alloc without counting the blob in blobBytes, and the bytes it takes. A
 // children list's name index takes its table so: MemoryInUse, which reports
 // blobBytes, depends on the tree's content alone, and an index's size on its history.
+// A blob counts its class's size wherever it is, so where it went does not show either.
 func (a *arena) grab(n int) (blobRef, int64) {
 	if n > maxClassSize {
-		si := a.newSlab(n, bigClass)
-		return blobRef(uint64(si) << 32), int64(n)
+		return a.newSolo(n, bigClass), int64(n)
 	}
 	c := classOf(n)
 	size := classSizes[c]
@@ -187,13 +203,16 @@ func (a *arena) grab(n int) (blobRef, int64) {
 		return b, int64(size)
 	}
 	if cs.cur == 0 || int(cs.off)+size > len(a.slabs[cs.cur].mem) {
+		if len(a.slabs) >= classSlabLimit {
+			return a.newSolo(size, uint8(c)), int64(size)
+		}
 		if cs.next == 0 {
 			cs.next = max(slabFirst, size)
 		}
 		cs.cur, cs.off = a.newSlab(cs.next, uint8(c)), 0
-		cs.next = min(cs.next*2, max(slabMax, size))
+		cs.next = min(cs.next*2, slabMax)
 	}
-	b := blobRef(uint64(cs.cur)<<32 | uint64(cs.off))
+	b := blobRef(cs.cur<<offsetBits | cs.off>>3)
 	cs.off += uint32(size)
 	return b, int64(size)
 }
@@ -207,33 +226,50 @@ func (a *arena) drop(b blobRef, n int) int64 {
 	if b == 0 {
 		return 0
 	}
-	s := &a.slabs[b.slab()]
-	if s.class == bigClass {
+	if b&soloBit != 0 {
+		i := uint32(b &^ soloBit)
+		s := &a.solos[i]
+		size := int64(n)
+		if s.class != bigClass {
+			size = int64(classSizes[s.class])
+		}
 		if !a.osMem.release(s.mem) {
 			a.heapBytes -= int64(len(s.mem))
 		}
 		*s = slab{}
-		a.freeSlb = append(a.freeSlb, b.slab())
-		return int64(n)
+		a.freeSolo = append(a.freeSolo, i)
+		return size
 	}
+	s := &a.slabs[b>>offsetBits]
 	a.classes[s.class].free = append(a.classes[s.class].free, b)
 	return int64(classSizes[s.class])
 }
 
-func (a *arena) newSlab(size int, class uint8) uint32 {
+// take returns size bytes for a slab, from the system if they are many.
+func (a *arena) take(size int, class uint8) slab {
 	mem, onHeap := a.osMem.bytes(size)
 	if onHeap {
 		a.heapBytes += int64(len(mem))
 	}
-	s := slab{mem: mem, class: class}
-	if k := len(a.freeSlb); k > 0 {
-		i := a.freeSlb[k-1]
-		a.freeSlb = a.freeSlb[:k-1]
-		a.slabs[i] = s
-		return i
-	}
-	a.slabs = append(a.slabs, s)
+	return slab{mem: mem, class: class}
+}
+
+func (a *arena) newSlab(size int, class uint8) uint32 {
+	a.slabs = append(a.slabs, a.take(size, class))
 	return uint32(len(a.slabs) - 1)
+}
+
+// newSolo puts a blob of size bytes of class (or bigClass) in a slab of its own.
+func (a *arena) newSolo(size int, class uint8) blobRef {
+	s := a.take(size, class)
+	if k := len(a.freeSolo); k > 0 {
+		i := a.freeSolo[k-1]
+		a.freeSolo = a.freeSolo[:k-1]
+		a.solos[i] = s
+		return soloBit | blobRef(i)
+	}
+	a.solos = append(a.solos, s)
+	return soloBit | blobRef(len(a.solos)-1)
 }
 
 // footprint is every byte the arena holds: pages and slabs, on the heap or not.

@@ -214,3 +214,53 @@ func TestUnreachableTreeReturnsItsMemory(t *testing.T) {
 		t.Fatalf("off-heap bytes %d after the tree died, %d before", got, base)
 	}
 }
+
+// A node record is 80 bytes: its stat is stored field by field and a blob ref is 32 bits.
+// A field more, or a stat put back as one struct (padded to 64 bytes), shows here first.
+func TestNodeRecordSize(t *testing.T) {
+	if nodeBytes != 80 {
+		t.Fatalf("a node record is %d bytes, 80 expected", nodeBytes)
+	}
+}
+
+// Once every class slab a ref can name is taken, class blobs get slabs of their own: the
+// data reads back, the memory in use counts them as it counts class blobs (the same tree
+// built with slabs to spare reports the same figure), and freeing them returns it.
+func TestClassBlobsPastTheSlabLimitGoSolo(t *testing.T) {
+	build := func() (*fixture, int64, map[string][]byte) {
+		f := newFixture(t)
+		base := f.tree.MemoryInUse()
+		want := map[string][]byte{}
+		for i := 0; i < 300; i++ {
+			p := fmt.Sprintf("/n%03d", i)
+			d := bytes.Repeat([]byte{byte(i)}, 1+(i*37)%3000)
+			f.apply(anyone, jute.OpCreate, &jute.CreateRequest{Path: p, Data: d, Acl: world})
+			want[p] = d
+		}
+		return f, base, want
+	}
+	ref, _, _ := build()
+	defer func(old int) { classSlabLimit = old }(classSlabLimit)
+	classSlabLimit = 3 // slab 0 is unused: two class slabs
+	f, base, want := build()
+	if len(f.tree.mem.slabs) != 3 || len(f.tree.mem.solos) < 250 {
+		t.Fatalf("%d class slabs and %d solo slabs; 3 and most of 300 blobs solo expected", len(f.tree.mem.slabs), len(f.tree.mem.solos))
+	}
+	if got, exp := f.tree.MemoryInUse(), ref.tree.MemoryInUse(); got != exp {
+		t.Fatalf("memory in use %d with solo blobs, %d without", got, exp)
+	}
+	for p, d := range want {
+		if got, _, code := f.tree.Get(p); code != jute.OK || !bytes.Equal(got, d) {
+			t.Fatalf("%s: %d bytes, %v; want %d bytes", p, len(got), code, len(d))
+		}
+	}
+	for p := range want {
+		f.apply(anyone, jute.OpDelete, &jute.DeleteRequest{Path: p, Version: -1})
+	}
+	if got := f.tree.MemoryInUse(); got != base {
+		t.Fatalf("memory in use %d after deleting everything, %d before", got, base)
+	}
+	if len(f.tree.mem.freeSolo) != len(f.tree.mem.solos) {
+		t.Fatalf("%d of %d solo slabs freed", len(f.tree.mem.freeSolo), len(f.tree.mem.solos))
+	}
+}

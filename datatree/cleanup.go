@@ -33,14 +33,14 @@ func (t *Tree) cleanable(n *node, now int64) bool {
 	}
 	switch t.kind(n) {
 	case kindContainer:
-		if n.stat.Cversion > 0 {
+		if n.cversion > 0 {
 			return true
 		}
 		max := t.opts.ContainerMaxNeverUsed
-		return max != 0 && now-n.stat.Mtime > max
+		return max != 0 && now-n.mtime > max
 	case kindTTL:
-		ttl := ttlOf(n.stat.EphemeralOwner)
-		return ttl != 0 && now-n.stat.Mtime > ttl
+		ttl := ttlOf(n.owner)
+		return ttl != 0 && now-n.mtime > ttl
 	}
 	return false
 }

@@ -100,7 +100,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, st jute.Stat, err jute
 	}
 	path = a.path
 	if mode.sequential {
-		path += fmt.Sprintf("%010d", parent.stat.Cversion)
+		path += fmt.Sprintf("%010d", parent.cversion)
 	}
 	if !validPath(path) {
 		return "", jute.Stat{}, jute.ErrBadArguments, nil
@@ -128,7 +128,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, st jute.Stat, err jute
 	case mode.ephemeral:
 		owner = tx.Caller.Session
 	}
-	ps := parent.stat
+	ps := parent.stat()
 	ps.Cversion++
 	ps.Pzxid = tx.Zxid
 	t.setStat(parent, ps)

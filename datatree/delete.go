@@ -34,7 +34,7 @@ func (t *Tree) delete(tx Txn, path string, version int32) (jute.Code, []Event) {
 	if n == nil {
 		return jute.ErrNoNode, nil
 	}
-	if !versionMatches(n.stat.Version, version) {
+	if !versionMatches(n.version, version) {
 		return jute.ErrBadVersion, nil
 	}
 	if n.kids != 0 {
@@ -46,8 +46,8 @@ func (t *Tree) delete(tx Txn, path string, version int32) (jute.Code, []Event) {
 // removeNode is DataTree.deleteNode: the parent's pzxid moves forward (never back),
 // its stored cversion does not change.
 func (t *Tree) removeNode(zxid int64, parentPath string, parent *node, path string, n *node) []Event {
-	if zxid > parent.stat.Pzxid {
-		ps := parent.stat
+	if zxid > parent.pzxid {
+		ps := parent.stat()
 		ps.Pzxid = zxid
 		t.setStat(parent, ps)
 	}

@@ -19,7 +19,8 @@ func (t *Tree) Digest() uint64 {
 		e.Buf = e.Buf[:0]
 		e.String(path)
 		e.Buffer(t.data(n))
-		encodeStat(&e, &n.stat)
+		st := n.stat()
+		encodeStat(&e, &st)
 		e.Buf = append(e.Buf, t.acls.keys[n.acl]...)
 		h.Write(e.Buf)
 	})

@@ -16,13 +16,14 @@
 // layer decides who hears them.
 //
 // Memory is laid out for millions of znodes and for a collector that barely sees them
-// (arena.go): node records hold no Go pointers and sit in pages; a node keeps its own
-// name, not its path, in one blob with its data; children are kept as sorted chunks of
-// node ids, so a node with 100k children inserts, deletes and looks up in logarithmic
-// time plus a bounded copy (a list of several chunks keeps a copy of each chunk's last
-// name, so finding the chunk reads nothing from the arena), and a list of 32 to 4,096
-// children also keeps a hash index from name to id in the arena (nameindex.go), so a
-// lookup reads one name instead of a binary search's dozen; ACL lists are interned in a reference-counted cache
-// (ZooKeeper's ReferenceCountedACLCache). Large pages and slabs come from the operating
-// system, outside the Go heap. Everything the tree returns (data, names) is a copy.
+// (arena.go): node records hold no Go pointers and sit in pages, 80 bytes each (node.go);
+// a node keeps its own name, not its path, in one blob with its data; children are kept
+// as sorted chunks of node ids, so a node with 100k children inserts, deletes and looks
+// up in logarithmic time plus a bounded copy (a list of several chunks keeps a copy of
+// each chunk's last name, so finding the chunk reads nothing from the arena), and a list
+// of 32 to 4,096 children also keeps a hash index from name to id in the arena
+// (nameindex.go), so a lookup reads one name instead of a binary search's dozen; ACL
+// lists are interned in a reference-counted cache (ZooKeeper's ReferenceCountedACLCache).
+// Large pages and slabs come from the operating system, outside the Go heap. Everything
+// the tree returns (data, names) is a copy.
 package datatree

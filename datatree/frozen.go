@@ -170,6 +170,7 @@ func (f *Frozen) header() {
 func (f *Frozen) node(path string, v frozenNode) {
 	f.e.String(path)
 	f.e.Buffer(f.t.data(&v.rec))
-	encodeStat(&f.e, &v.rec.stat)
+	st := v.rec.stat()
+	encodeStat(&f.e, &st)
 	f.e.Int(int32(f.index[v.rec.acl]))
 }

@@ -62,7 +62,12 @@ func (f *fixture) stat(path string) jute.Stat {
 }
 
 // setStoredCversion is the test hook for the stored child-creation counter.
-func (tr *Tree) setStoredCversion(path string, v int32) { tr.lookup(path).stat.Cversion = v }
+func (tr *Tree) setStoredCversion(path string, v int32) {
+	n := tr.lookup(path)
+	st := n.stat()
+	st.Cversion = v
+	n.setStat(st)
+}
 
 // sameEvent compares an event's type and path (its ACL is checked where it matters).
 func sameEvent(a, b Event) bool { return a.Type == b.Type && a.Path == b.Path }

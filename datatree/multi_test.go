@@ -159,7 +159,7 @@ func TestMultiMarshallingErrors(t *testing.T) {
 	resp, code, _ = f.apply(anyone, jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
 		mop(jute.OpCreateTTL, &jute.CreateTTLRequest{Path: "/p", Acl: world, Ttl: 5}),
 	}})
-	if code != jute.OK || resp.(*jute.MultiResponse).Results[0].Type != jute.OpCreate || f.tree.lookup("/p").stat.EphemeralOwner != 0 {
+	if code != jute.OK || resp.(*jute.MultiResponse).Results[0].Type != jute.OpCreate || f.tree.lookup("/p").owner != 0 {
 		t.Errorf("createTTL re-typed: %+v %v", resp, code)
 	}
 }

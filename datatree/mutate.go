@@ -16,7 +16,7 @@ func (t *Tree) index(path string, n *node) {
 	case kindTTL:
 		t.ttls[path] = struct{}{}
 	case kindEphemeral:
-		owner := n.stat.EphemeralOwner
+		owner := n.owner
 		set := t.ephemerals[owner]
 		if set == nil {
 			set = map[string]struct{}{}
@@ -33,7 +33,7 @@ func (t *Tree) unindex(path string, n *node) {
 	case kindTTL:
 		delete(t.ttls, path)
 	case kindEphemeral:
-		owner := n.stat.EphemeralOwner
+		owner := n.owner
 		if set := t.ephemerals[owner]; set != nil {
 			delete(set, path)
 			if len(set) == 0 {
@@ -91,10 +91,10 @@ func (t *Tree) unlink(parent *node, path string, n *node) {
 func (t *Tree) setStat(n *node, st storedStat) {
 	t.touch(n)
 	if t.undo != nil {
-		old := n.stat
-		t.logUndo(func() { n.stat = old })
+		old := n.stat()
+		t.logUndo(func() { n.setStat(old) })
 	}
-	n.stat = st
+	n.setStat(st)
 }
 
 // setData replaces a node's data, logging the old data.

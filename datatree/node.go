@@ -6,13 +6,31 @@ import "unsafe"
 // collector never scans it: its name and data are one blob in the arena (name first),
 // its children a list of ids in the tree's child table, its ACL a ref into the ACL cache.
 // It keeps its own name, not its path: paths are rebuilt on the way down.
+//
+// Its stat is stored field by field, not as a storedStat: that struct's size is rounded
+// up to its 8-byte alignment, and the 4 bytes of padding would make a record 88 bytes
+// instead of 80 (TestNodeRecordSize).
 type node struct {
-	stat    storedStat
+	czxid, mzxid, ctime, mtime, pzxid, owner int64
+	version, cversion, aversion              int32
+
 	kids    uint32 // index into Tree.kidTab; 0 while the node has no children
 	acl     aclRef
 	nameLen uint32
 	dataLen int32 // -1 is null data (nil and empty differ, as in ZooKeeper)
 	blob    blobRef
+}
+
+// stat is n's stored stat.
+func (n *node) stat() storedStat {
+	return storedStat{Czxid: n.czxid, Mzxid: n.mzxid, Ctime: n.ctime, Mtime: n.mtime, Pzxid: n.pzxid,
+		EphemeralOwner: n.owner, Version: n.version, Cversion: n.cversion, Aversion: n.aversion}
+}
+
+// setStat replaces n's stored stat (Tree.setStat also logs the old one for a multi's undo).
+func (n *node) setStat(st storedStat) {
+	n.czxid, n.mzxid, n.ctime, n.mtime, n.pzxid, n.owner = st.Czxid, st.Mzxid, st.Ctime, st.Mtime, st.Pzxid, st.EphemeralOwner
+	n.version, n.cversion, n.aversion = st.Version, st.Cversion, st.Aversion
 }
 
 // name is n's last path component ("" for the root). The string points into the arena:
@@ -69,7 +87,8 @@ func (t *Tree) store(n *node, name string, data []byte) {
 // newNode makes a node named name with data, acl (acquired here) and st, not yet linked.
 func (t *Tree) newNode(name string, data []byte, acl aclRef, st storedStat) (nodeID, *node) {
 	id, n := t.mem.newNode()
-	n.acl, n.stat = acl, st
+	n.acl = acl
+	n.setStat(st)
 	t.store(n, name, data)
 	return id, n
 }

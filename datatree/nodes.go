@@ -22,7 +22,7 @@ type StoredNode struct {
 // Data is a copy, fn must not keep ACL past a change to the tree.
 func (t *Tree) Nodes(fn func(StoredNode)) {
 	t.walk(func(path string, n *node) {
-		s := n.stat
+		s := n.stat()
 		fn(StoredNode{Path: path, Data: t.dataCopy(n), ACL: t.acls.get(n.acl),
 			Czxid: s.Czxid, Mzxid: s.Mzxid, Ctime: s.Ctime, Mtime: s.Mtime, Pzxid: s.Pzxid,
 			EphemeralOwner: s.EphemeralOwner, Version: s.Version, Cversion: s.Cversion, Aversion: s.Aversion})

@@ -335,7 +335,7 @@ func TestEphemeralOwnerAndKinds(t *testing.T) {
 		if st := f.stat(path); st.EphemeralOwner != cs.clientOwn {
 			t.Errorf("%s: client owner %x, want %x", cs.name, st.EphemeralOwner, cs.clientOwn)
 		}
-		if got := f.tree.lookup(path).stat.EphemeralOwner; got != cs.storedOwn {
+		if got := f.tree.lookup(path).owner; got != cs.storedOwn {
 			t.Errorf("%s: stored owner %x, want %x", cs.name, got, cs.storedOwn)
 		}
 	}

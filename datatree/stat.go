@@ -56,13 +56,13 @@ func ttlOwner(ttl int64) int64 { return extendedMask | ttl }
 
 func ttlOf(owner int64) int64 { return owner &^ (extendedMask | reservedBitsMask) }
 
-func (t *Tree) kind(n *node) kind { return kindOf(n.stat.EphemeralOwner, t.opts.ExtendedTypes) }
+func (t *Tree) kind(n *node) kind { return kindOf(n.owner, t.opts.ExtendedTypes) }
 
 // clientStat is DataNode.copyStat: cversion becomes the count of child changes
 // (every create but the children still present had a delete) and the owner of a
 // container or TTL node reads as 0.
 func (t *Tree) clientStat(n *node) jute.Stat {
-	s := &n.stat
+	s := n.stat()
 	nc := t.numChildren(n)
 	owner := s.EphemeralOwner
 	if t.kind(n) != kindEphemeral {

@@ -28,10 +28,10 @@ func (t *Tree) setDataOp(tx Txn, r *jute.SetDataRequest) (*jute.SetDataResponse,
 	if code := t.checkQuota(r.Path, diff, 0); code != jute.OK {
 		return nil, code, nil
 	}
-	if !versionMatches(n.stat.Version, r.Version) {
+	if !versionMatches(n.version, r.Version) {
 		return nil, jute.ErrBadVersion, nil
 	}
-	st := n.stat
+	st := n.stat()
 	st.Version++ // wraps like Java's int
 	st.Mtime = tx.Time
 	st.Mzxid = tx.Zxid
@@ -60,10 +60,10 @@ func (t *Tree) setACLOp(tx Txn, r *jute.SetACLRequest) (*jute.SetACLResponse, ju
 	if code := t.opts.checkACL(t.acls.get(n.acl), jute.PermAdmin, tx.Caller); code != jute.OK {
 		return nil, code
 	}
-	if !versionMatches(n.stat.Aversion, r.Version) {
+	if !versionMatches(n.aversion, r.Version) {
 		return nil, jute.ErrBadVersion
 	}
-	st := n.stat
+	st := n.stat()
 	st.Aversion++
 	t.setStat(n, st)
 	t.touch(n)
@@ -86,7 +86,7 @@ func (t *Tree) check(tx Txn, r *jute.CheckVersionRequest) jute.Code {
 	if code := t.opts.checkACL(t.acls.get(n.acl), jute.PermRead, tx.Caller); code != jute.OK {
 		return code
 	}
-	if !versionMatches(n.stat.Version, r.Version) {
+	if !versionMatches(n.version, r.Version) {
 		return jute.ErrBadVersion
 	}
 	return jute.OK
@@ -100,7 +100,7 @@ const ConfigPath = "/zookeeper/config"
 // version stays -1, and data watches on the node fire.
 func (t *Tree) SetConfig(tx Txn, data []byte) (jute.Stat, []Event) {
 	n := t.lookup(ConfigPath)
-	st := n.stat
+	st := n.stat()
 	st.Version = -1
 	st.Mtime = tx.Time
 	st.Mzxid = tx.Zxid
