@@ -29,6 +29,28 @@ func openPromptThree(t *testing.T) map[string]*Node {
 	return openMembersWith(t, threePeers(t), func(_ Peer, c *Config) { c.HeartbeatTimeout = promptHeartbeat })
 }
 
+// closeLeaderAwaitNext closes leader as a killed process goes (its raft port first, then
+// the rest), and returns the member that leads next, the gone one's id, and how long after
+// the close the next one led.
+func closeLeaderAwaitNext(t *testing.T, nodes map[string]*Node, leader *Node) (next *Node, gone string, took time.Duration) {
+	t.Helper()
+	start := time.Now()
+	leader.trans.(io.Closer).Close()
+	gone = closeLeader(nodes, leader)
+	for next == nil && time.Since(start) < 10*time.Second {
+		for _, n := range nodes {
+			if n.IsLeader() {
+				next = n
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if next == nil {
+		t.Fatal("no new leader")
+	}
+	return next, gone, time.Since(start)
+}
+
 // The leader's process goes: both its ports close at once, as when it is killed. A
 // survivor stands for election at once and wins, and the write acknowledged before is
 // kept.
@@ -42,22 +64,7 @@ func TestAFollowerStandsAtOnceWhenItsLeadersPortsRefuse(t *testing.T) {
 		t.Fatalf("create: %v", r.Err)
 	}
 	waitSame(t, nodes)
-	start := time.Now()
-	leader.trans.(io.Closer).Close()
-	gone := closeLeader(nodes, leader)
-	var next *Node
-	for next == nil && time.Since(start) < 10*time.Second {
-		for _, n := range nodes {
-			if n.IsLeader() {
-				next = n
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	took := time.Since(start)
-	if next == nil {
-		t.Fatal("no new leader")
-	}
+	next, gone, took := closeLeaderAwaitNext(t, nodes, leader)
 	if took > promptBound {
 		t.Fatalf("a new leader %v after member %s went, no sooner than a heartbeat timeout (%v) allows", took, gone, promptHeartbeat)
 	}
@@ -181,22 +188,7 @@ func TestTheFirstSurvivorStandsFirstWhenItsProbeIsAnsweredOnce(t *testing.T) {
 	waitSame(t, nodes)
 	raftAddr := leader.cfg.self().RaftAddr
 	nets[survivors[0]].answer.Store(&raftAddr)
-	start := time.Now()
-	leader.trans.(io.Closer).Close()
-	closeLeader(nodes, leader)
-	var next *Node
-	for next == nil && time.Since(start) < 10*time.Second {
-		for _, n := range nodes {
-			if n.IsLeader() {
-				next = n
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	took := time.Since(start)
-	if next == nil {
-		t.Fatal("no new leader")
-	}
+	next, _, took := closeLeaderAwaitNext(t, nodes, leader)
 	if nets[survivors[0]].answer.Load() != nil {
 		t.Fatal("the first survivor never probed the leader's raft port")
 	}
