@@ -135,32 +135,6 @@ func moveSession(t *testing.T, from, to, path string, lenient bool) (refused boo
 	return false
 }
 
-// exchange sends one request and reads its reply, which must answer it, or returns what
-// ended the connection.
-func (c *rawClient) exchange(op int32, req, resp jute.Record) (jute.ReplyHeader, error) {
-	c.xid++
-	if _, err := c.nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: c.xid, Type: op}, req)); err != nil {
-		return jute.ReplyHeader{}, err
-	}
-	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
-	if err != nil {
-		return jute.ReplyHeader{}, err
-	}
-	d := jute.NewDecoder(b)
-	var h jute.ReplyHeader
-	h.Decode(d)
-	if h.Err == 0 && resp != nil {
-		resp.Decode(d)
-	}
-	switch {
-	case d.Err != nil:
-		return h, d.Err
-	case h.Xid != c.xid:
-		return h, fmt.Errorf("reply xid %d, want %d", h.Xid, c.xid)
-	}
-	return h, nil
-}
-
 // TestFreshnessAcrossMembers runs three patterns on ZooKeeper and then on zkraft:
 //   - kazoo's Party: B lists the party right after A's join or leave returned. Neither
 //     server promises this and ZooKeeper's lists are stale now and then, so zkraft's

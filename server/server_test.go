@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -143,15 +144,33 @@ func (c *rawClient) ping() jute.ReplyHeader {
 // call sends one request and reads its reply, skipping no notifications.
 func (c *rawClient) call(op int32, req, resp jute.Record) jute.ReplyHeader {
 	c.t.Helper()
-	h, body := c.reply(c.send(op, req))
-	d := jute.NewDecoder(body)
+	h, err := c.exchange(op, req, resp)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return h
+}
+
+// exchange sends one request and reads its reply, which must answer it, or returns what
+// ended the connection.
+func (c *rawClient) exchange(op int32, req, resp jute.Record) (jute.ReplyHeader, error) {
+	c.xid++
+	if _, err := c.nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: c.xid, Type: op}, req)); err != nil {
+		return jute.ReplyHeader{}, err
+	}
+	b, err := jute.ReadFrame(c.br, nil, jute.DefaultMaxBuffer)
+	if err != nil {
+		return jute.ReplyHeader{}, err
+	}
+	d := jute.NewDecoder(b)
+	var h jute.ReplyHeader
+	if h.Decode(d); d.Err == nil && h.Xid != c.xid {
+		return h, fmt.Errorf("reply xid %d, want %d", h.Xid, c.xid)
+	}
 	if h.Err == 0 && resp != nil {
 		resp.Decode(d)
 	}
-	if d.Err != nil {
-		c.t.Fatal(d.Err)
-	}
-	return h
+	return h, d.Err
 }
 
 // reply reads the next reply, which must answer xid, and returns its header and body.
