@@ -268,6 +268,8 @@ type worker struct {
 	n    int // nodes used so far, for workloads that name nodes after it
 	// limit is the number of nodes prepared for this worker (delete workload).
 	limit int
+	// phases, when set, splits a timed session op's time (runSession).
+	phases *sessionPhases
 }
 
 // opFunc is one timed operation of a worker.

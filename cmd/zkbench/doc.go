@@ -95,7 +95,10 @@
 //     then closed (one op = both). Each worker first makes 8 of them untimed (for at
 //     most 20 s): each op costs go-zookeeper two 1.5 MiB buffers, and without the lead-in
 //     the growth of zkbench's own heap in the first cell at a session count slowed
-//     whichever target ran that cell first, by half or more at 64 sessions;
+//     whichever target ran that cell first, by half or more at 64 sessions. The note
+//     splits the timed ops into their connect (until the session is there) and their
+//     close (until closeSession's answer, or go-zookeeper's give-up after a second):
+//     p50, p99 and how many took a second or more;
 //   - lock: every session takes and releases one lock with ZooKeeper's recipe (create
 //     -e -s, getChildren, watch the predecessor); one op = one acquisition, its latency
 //     from the create to holding the lock; one goroutine per session (--depth unused);

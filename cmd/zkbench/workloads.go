@@ -38,7 +38,7 @@ var workloads = []*workload{
 	{name: "delete", op: "delete of a node prepared (by multis, untimed) before the timed part", run: runDelete, cleanup: cleanupPrepared},
 	{name: "multi", op: fmt.Sprintf("multi of %d creates", multiCreates), run: runMulti, cleanup: cleanupCreated},
 	{name: "ephemeral", op: "create of an ephemeral sequential node, then its delete (the pair is one op)", run: driveWith(ephemeralOp)},
-	{name: "session", op: "a new session on the worker's member: connect until it has a session, then close it (the pair is one op)", run: afterLeadIn(sessionOp)},
+	{name: "session", op: "a new session on the worker's member: connect until it has a session, then close it (the pair is one op)", run: runSession},
 	{name: "mixed", op: "90% getData, 10% setData on the data set", run: driveWith(mixedOp)},
 	{name: "lock", op: "lock acquisition: create -e -s, getChildren, watch the predecessor; latency = create to holding (one goroutine per session)", run: runLock},
 	{name: "watch", op: "notification: N sessions watch one node, one more session sets it once all re-armed; latency = set sent to event received", place: withWriter, run: runWatch},
@@ -111,41 +111,74 @@ const (
 	leadInMax = 20 * time.Second
 )
 
-// afterLeadIn runs op untimed until every worker has made leadInOps of them, then times
-// it. Each session op costs zkbench two 1.5 MiB buffers (go-zookeeper's Conn), so the
-// first cell at 64 sessions (256 callers) grows zkbench's heap to over 1 GiB, and its
-// first touch of that memory (some 300,000 page faults, seconds of system CPU on a
-// 2-core machine shared with the servers) slowed whichever target ran that cell first
+// leadIn runs op untimed on a worker per session and depth until each has made leadInOps
+// of them (or leadInMax is over). Each session op costs zkbench two 1.5 MiB buffers
+// (go-zookeeper's Conn), so the first cell at 64 sessions (256 callers) grows zkbench's
+// heap to over 1 GiB, and its first touch of that memory (some 300,000 page faults,
+// seconds of system CPU on a 2-core machine shared with the servers) slowed whichever target ran that cell first
 // by half or more: measured alone, 256 callers made 183 ops/s while the heap grew and
 // 1,085 right after, against the same zkraft cluster. A fixed lead-in of 2 s did not
 // cover the growth; a number of ops per worker does.
-func afterLeadIn(op opFunc) func(c *cell) stats {
-	return func(c *cell) stats {
-		deadline := time.Now().Add(leadInMax)
-		var wg sync.WaitGroup
-		for _, w := range c.newWorkers(len(c.conns)) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for k := 0; k < leadInOps && time.Now().Before(deadline); k++ {
-					_ = op(w)
-				}
-			}()
-		}
-		wg.Wait()
-		return c.drive(op)
+func leadIn(c *cell, op opFunc) {
+	deadline := time.Now().Add(leadInMax)
+	var wg sync.WaitGroup
+	for _, w := range c.newWorkers(len(c.conns)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < leadInOps && time.Now().Before(deadline); k++ {
+				_ = op(w)
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 // sessionOp measures what a client's start and stop cost: the createSession and
-// closeSession entries through the log, and the handshake.
+// closeSession entries through the log, and the handshake. A timed worker also records
+// the two halves apart (runSession's note).
 func sessionOp(w *worker) error {
+	t0 := time.Now()
 	conn, err := connect(w.conn.Server())
 	if err != nil {
 		return err
 	}
+	t1 := time.Now()
 	conn.Close()
+	if p := w.phases; p != nil {
+		p.connect.record(t1.Sub(t0))
+		p.close.record(time.Since(t1))
+	}
 	return nil
+}
+
+// sessionPhases is a session op's time split at the session's arrival: the connect
+// (dial, handshake, createSession) and the close (closeSession until its answer, or
+// go-zookeeper's give-up after a second).
+type sessionPhases struct{ connect, close histogram }
+
+// runSession times sessionOp after its lead-in and notes where the time went: the two
+// phases' p50 and p99, and how many closes took go-zookeeper's full second (the client
+// stops waiting for closeSession's answer then) or connects a second or more (a failed
+// dial waits a second before the next).
+func runSession(c *cell) stats {
+	leadIn(c, sessionOp)
+	ws := c.newWorkers(len(c.conns))
+	for _, w := range ws {
+		w.phases = new(sessionPhases)
+	}
+	st := c.driveWorkers(ws, sessionOp)
+	var all sessionPhases
+	for _, w := range ws {
+		all.connect.merge(&w.phases.connect)
+		all.close.merge(&w.phases.close)
+	}
+	if all.connect.n > 0 {
+		st.note = joinNote(fmt.Sprintf("connect p50 %.1f p99 %.1f ms, %d over 1 s; close p50 %.1f p99 %.1f ms, %d over 1 s",
+			ms(all.connect.quantile(0.5)), ms(all.connect.quantile(0.99)), all.connect.over(time.Second),
+			ms(all.close.quantile(0.5)), ms(all.close.quantile(0.99)), all.close.over(time.Second)), st.note)
+	}
+	return st
 }
 
 func mixedOp(w *worker) error {
