@@ -18,17 +18,19 @@ import (
 	"github.com/zkraft/zkraft/session"
 )
 
-// conn is one client connection. Four goroutines, each request passing through them in
-// arrival order: the reader decodes frames; the processor authenticates, proposes writes
-// and runs reads, a read only once every earlier write of the connection has been
-// applied and answered (read-your-writes) and before any later write is proposed (so
-// it never sees a later write of its own session); the responder waits for proposed
+// conn is one client connection. Four stages, each request passing through them in
+// arrival order: the reader decodes frames; the processor authenticates, proposes
+// writes and runs reads, a read only once every earlier write of the connection has
+// been applied and answered (read-your-writes) and before any later write is proposed
+// (so it never sees a later write of its own session); the responder waits for proposed
 // writes in order and answers them; the writer drains the out queue and flushes when it
 // runs dry, so pipelined replies share writes. While the processor is idle the reader
 // stands in for it (only the reader hands it work, so nothing can overtake): it proposes
 // a write itself, and runs a plain read with no write of its connection unanswered,
 // writing the reply too once no further frame is buffered (one goroutine instead of
-// three for the common read).
+// three for the common read). The reader is a goroutine for the connection's life; the
+// other three run on goroutines that exist only while they have work (stage.go,
+// outbox.go), so an idle connection holds one goroutine's stack.
 type conn struct {
 	srv *Server
 	nc  net.Conn
@@ -42,13 +44,13 @@ type conn struct {
 	// own replies): the frames of one writev, and what of them is left to write (kept
 	// here so that writing allocates nothing).
 	wbufs, wb net.Buffers
-	pending   chan *pending // decoded requests, for the processor
-	queued    atomic.Int64  // requests handed to the processor and not yet processed (the last stays counted if it ended the processor)
-	wmu       sync.Mutex    // held to take frames from the outbox and write them, so frames go out in queue order
-	dec       jute.Decoder  // the reader's, reset for each frame
-	proposed  chan *pending // proposed writes and barriers, for the responder
-	inflight  atomic.Int64  // writes proposed and not yet answered
-	closing   atomic.Bool   // this connection asked to close its session; it closes itself after the reply
+	processor *stage       // decoded requests, run in order
+	queued    atomic.Int64 // requests handed to the processor and not yet processed (the last stays counted if it ended the processor)
+	wmu       sync.Mutex   // held to take frames from the outbox and write them, so frames go out in queue order
+	dec       jute.Decoder // the reader's, reset for each frame
+	responder *stage       // proposed writes and barriers, answered in order
+	inflight  atomic.Int64 // writes proposed and not yet answered
+	closing   atomic.Bool  // this connection asked to close its session; it closes itself after the reply
 	done      chan struct{}
 	once      sync.Once
 
@@ -102,10 +104,11 @@ const readBufferSize = 4 << 10
 const keepFrame = 64 << 10
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), out: newOutbox(), stream: s.node.NewStream(),
-		pending:  make(chan *pending, s.cfg.MaxOutstanding),
-		proposed: make(chan *pending, s.cfg.MaxOutstanding), done: make(chan struct{}), started: time.Now(),
-		stats: newConnStats()}
+	c := &conn{srv: s, nc: nc, ip: remoteIP(nc), stream: s.node.NewStream(),
+		done: make(chan struct{}), started: time.Now(), stats: newConnStats()}
+	c.out = newOutbox(c.writeOut)
+	c.processor = newStage(s.cfg.MaxOutstanding, c.done, c.processNext)
+	c.responder = newStage(s.cfg.MaxOutstanding, c.done, c.respondNext)
 	c.caller.Store(&datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: c.ip}}})
 	c.dec.AsJava = true // strings that are not UTF-8 read as ZooKeeper reads them
 	return c
@@ -170,9 +173,6 @@ func (c *conn) serve() {
 		return
 	}
 	c.nc.SetReadDeadline(time.Time{})
-	go c.writeLoop()
-	go c.processLoop()
-	go c.respondLoop()
 	c.readLoop(br)
 }
 
@@ -248,9 +248,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			continue
 		}
 		c.queued.Add(1)
-		select {
-		case c.pending <- p:
-		case <-c.done:
+		if !c.processor.put(p) {
 			return
 		}
 	}
@@ -383,23 +381,16 @@ func (c *conn) decode(frame []byte) (*pending, bool) {
 	return p, true
 }
 
-// processLoop takes requests in arrival order.
-func (c *conn) processLoop() {
-	for {
-		var p *pending
-		select {
-		case p = <-c.pending:
-		case <-c.done:
-			return
-		}
-		// A request that ends the connection (process false) leaves queued raised: the
-		// reader must never take a processor that has returned for an idle one, or a
-		// request read after it would run (runsItself, proposesItself).
-		if !c.process(p) {
-			return
-		}
-		c.queued.Add(-1)
+// processNext runs the processor's next request, in arrival order.
+func (c *conn) processNext(p *pending) bool {
+	// A request that ends the connection (process false) leaves queued raised: the
+	// reader must never take a processor that has stopped for an idle one, or a request
+	// read after it would run (runsItself, proposesItself).
+	if !c.process(p) {
+		return false
 	}
+	c.queued.Add(-1)
+	return true
 }
 
 // process proposes a write (the responder answers it) or answers anything else itself
@@ -494,32 +485,16 @@ func (c *conn) prepare(p *pending) {
 	}
 }
 
-func (c *conn) toResponder(p *pending) bool {
-	select {
-	case c.proposed <- p:
-		return true
-	case <-c.done:
-		return false
-	}
-}
+func (c *conn) toResponder(p *pending) bool { return c.responder.put(p) }
 
-// respondLoop answers proposed writes in the order they were proposed.
-func (c *conn) respondLoop() {
-	for {
-		var p *pending
-		select {
-		case p = <-c.proposed:
-		case <-c.done:
-			return
-		}
-		if p.barrier != nil {
-			close(p.barrier)
-			continue
-		}
-		if !c.respond(p) {
-			return
-		}
+// respondNext answers the next proposed write, in the order they were proposed, or lets
+// a barrier's waiter go.
+func (c *conn) respondNext(p *pending) bool {
+	if p.barrier != nil {
+		close(p.barrier)
+		return true
 	}
+	return c.respond(p)
 }
 
 func (c *conn) respond(p *pending) bool {
@@ -607,21 +582,15 @@ func writeAll(nc net.Conn, bufs *net.Buffers) error {
 	return nil
 }
 
-// writeLoop writes everything queued with one writev each time it wakes.
-func (c *conn) writeLoop() {
-	for {
-		select {
-		case <-c.out.wake:
-		case <-c.done:
-			return
-		}
-		c.wmu.Lock()
-		ok := c.writeQueued()
-		c.wmu.Unlock()
-		if !ok {
-			return
-		}
+// writeOut is the outbox's writer: it writes what is queued with one writev; false
+// means the connection is done.
+func (c *conn) writeOut() bool {
+	if c.isDone() {
+		return false
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeQueued()
 }
 
 // writeQueued writes everything queued with one writev (wmu held); false means the

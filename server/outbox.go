@@ -13,23 +13,27 @@ const maxQueuedBytes = 32 << 20
 // outbox is a connection's queue of encoded frames for its writer. push never blocks;
 // the writer takes everything queued at once and writes it with one writev, so pipelined
 // replies and notifications share system calls. An empty outbox holds no frames, only
-// the small slice the writer gave back for the next pushes (recycle).
+// the small slice the writer gave back for the next pushes (recycle). The writer is a
+// goroutine that runs only while there is something to write: a push to an idle outbox
+// starts it, and it ends once it finds the outbox empty (idle), so an idle connection
+// holds no writer's stack.
 type outbox struct {
 	mu      sync.Mutex
 	frames  []*[]byte
 	spare   []*[]byte // given back by the writer, empty; the next take's queue
 	bytes   int
-	closing bool          // write what is queued, then close
-	why     closeReason   // why it closes then (the first reason given)
-	held    bool          // the reader writes what it queues itself (holdWake)
-	wake    chan struct{} // capacity 1: the writer has something to do
+	closing bool        // write what is queued, then close
+	why     closeReason // why it closes then (the first reason given)
+	held    bool        // the reader writes what it queues itself (holdWake)
+	writing bool        // a writer runs (or stopped for good: the connection is done)
+	writer  func() bool // writes what is queued; false: the connection is done
 }
 
 // maxSpare is the longest slice of frames a connection keeps for reuse: the outbox's
 // queue, and the writer's net.Buffers.
 const maxSpare = 16
 
-func newOutbox() *outbox { return &outbox{wake: make(chan struct{}, 1)} }
+func newOutbox(writer func() bool) *outbox { return &outbox{writer: writer} }
 
 // push queues f; false means the client is too far behind and must be dropped:
 // maxQueuedBytes or more already waits for it.
@@ -78,10 +82,28 @@ func (o *outbox) closeAfter(why closeReason) {
 	o.signal()
 }
 
+// signal makes sure a writer runs: one that runs finds what was queued before it looks
+// whether the outbox is empty.
 func (o *outbox) signal() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
+	o.mu.Lock()
+	start := !o.writing
+	o.writing = true
+	o.mu.Unlock()
+	if start {
+		go o.write()
+	}
+}
+
+// write is the writer: it writes until the outbox is empty or the connection is done.
+func (o *outbox) write() {
+	for o.writer() {
+		o.mu.Lock()
+		if len(o.frames) == 0 && !o.closing {
+			o.writing = false
+			o.mu.Unlock()
+			return
+		}
+		o.mu.Unlock()
 	}
 }
 
