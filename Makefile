@@ -72,7 +72,7 @@ verify-layers:
 # server idle for 10 s, its CPU printed); then zkraft's own allocations
 # per request (server/request_bench_test.go).
 bench: deps build
-	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s --idle 10s
+	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s --idle 10s --idle-sessions 3000
 	./$(BIN)/zkbench --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi
 	./$(BIN)/zkbench --targets zkraft,zookeeper --storage 100000,1000000
 	./$(BIN)/zkbench --targets zkraft,zookeeper --snapshot-tail 100000,1000000
@@ -91,7 +91,7 @@ bench-storage: deps build
 # too, on the one server). The last run is one session with one request in flight on the
 # leader: the leader's own write path, without the forwarding hop.
 bench-cluster: deps build
-	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s --idle 10s
+	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s --idle 10s --idle-sessions 3000
 	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi
 	./$(BIN)/zkbench --cluster 3 --on-leader --targets zkraft,zookeeper --sessions 1 --depth 1 --duration 4s --workloads set,create,delete,multi,ephemeral,session
 

@@ -7,7 +7,7 @@
 //	zkbench [--targets zkraft,zookeeper [--zkraft-binary bin/zkraft] [--cluster 3|5 [--on-leader]] | --addr host:port[,host:port...] [--pid N]]
 //	        [--sessions 1,16,64] [--duration 5s] [--warmup 2s] [--depth 4]
 //	        [--workloads create,set,get,exists,getChildren,delete,multi,mixed,lock,watch,visibility-watch,visibility-poll]
-//	        [--value-size 100] [--idle 10s] [--json results.json] [--quiet]
+//	        [--value-size 100] [--idle 10s] [--idle-sessions 3000] [--json results.json] [--quiet]
 //	zkbench [--targets zkraft,zookeeper] --storage 100000,1000000 | --snapshot-tail 100000,1000000
 //
 // --storage and --snapshot-tail replace the workloads with measurements on large trees,
@@ -15,7 +15,11 @@
 //
 // With --idle, before the workloads every target sits with no client for that long, all in
 // the same window, and zkbench prints the CPU seconds each used per 10 s (utime + stime of
-// its processes from /proc/<pid>/stat): the cost of heartbeats and timers.
+// its processes from /proc/<pid>/stat): the cost of heartbeats and timers. With
+// --idle-sessions N, each target then gets N sessions (raw connections, 16 opened at a
+// time, spread over the members), which sit idle for 5 s; zkbench prints the RSS each
+// added (the servers' RSS before and with them, over N): what a client that holds a
+// session and does nothing costs the servers.
 //
 // # Servers
 //

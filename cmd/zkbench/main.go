@@ -31,7 +31,9 @@ type config struct {
 	onLeader  bool // with cluster: every session on the leader instead of spread over the members
 	jsonPath  string
 	idle      time.Duration // measure each target's CPU while idle for this long first (0: no)
-	logf      func(format string, args ...any)
+	// idleSessions: then measure the RSS each of this many idle sessions adds (0: no).
+	idleSessions int
+	logf         func(format string, args ...any)
 }
 
 func defaultConfig() config {
@@ -68,6 +70,8 @@ func (c *config) validate() error {
 		return errors.New("--duration: must be positive")
 	case c.idle < 0:
 		return errors.New("--idle: must not be negative")
+	case c.idleSessions < 0:
+		return errors.New("--idle-sessions: must not be negative")
 	case c.warmup < 0:
 		return errors.New("--warmup: must not be negative")
 	case c.valueSize < 0 || c.valueSize > 512*1024:
@@ -118,6 +122,7 @@ func parseFlags(cfg *config, args []string) error {
 	fs.IntVar(&cfg.depth, "depth", cfg.depth, "requests in flight per session (goroutines sharing one connection)")
 	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.DurationVar(&cfg.idle, "idle", 0, "first let the servers sit idle this long and print the CPU each used")
+	fs.IntVar(&cfg.idleSessions, "idle-sessions", 0, "first open this many sessions on each server, let them sit idle, and print the RSS each added")
 	storage := fs.String("storage", "", "instead of the workloads, measure load, RSS, heap per znode, write stall during snapshots, snapshot size, restart, the mixed tail with GC pauses and watch memory with trees of these sizes (e.g. 100000,1000000)")
 	snapTail := fs.String("snapshot-tail", "", "instead of the workloads, compare the write latency with and without snapshots of the whole tree, on fresh trees of these sizes (e.g. 100000,1000000)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
@@ -165,6 +170,9 @@ func run(cfg config, out io.Writer) int {
 	}
 	if cfg.idle > 0 {
 		measureIdle(cfg, targets, cfg.idle, out)
+	}
+	if cfg.idleSessions > 0 {
+		measureIdleSessions(cfg, targets, cfg.idleSessions, out)
 	}
 	rep := runBench(cfg, targets)
 	rep.writeTable(out)

@@ -225,7 +225,7 @@ func TestFlags(t *testing.T) {
 		t.Errorf("--snapshot-tail 1000,2000: %v, %v", err, cfg.snapTail)
 	}
 	for _, bad := range [][]string{{"--workloads", "nope"}, {"--targets", "etcd"}, {"--sessions", "0"}, {"--depth", "0"}, {"--on-leader"},
-		{"--snapshot-tail", "1000", "--cluster", "3"}, {"--snapshot-tail", "1000", "--storage", "1000"}, {"--snapshot-tail", "x"}} {
+		{"--snapshot-tail", "1000", "--cluster", "3"}, {"--idle-sessions", "-1"}, {"--snapshot-tail", "1000", "--storage", "1000"}, {"--snapshot-tail", "x"}} {
 		cfg := defaultConfig()
 		if err := parseFlags(&cfg, bad); err == nil {
 			t.Errorf("%q accepted", bad)
