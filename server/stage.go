@@ -24,8 +24,10 @@ type stage struct {
 // stageKeep is the longest queue a stage keeps for reuse once it runs dry.
 const stageKeep = 16
 
-func newStage(max int, done <-chan struct{}, run func(*pending) bool) *stage {
-	return &stage{max: max, room: make(chan struct{}, 1), done: done, run: run}
+// newStage returns an idle stage whose queue holds at most limit requests, and at least
+// one (a MaxOutstanding of 0 made an unbuffered channel, a hand-off, before stages).
+func newStage(limit int, done <-chan struct{}, run func(*pending) bool) *stage {
+	return &stage{max: max(limit, 1), room: make(chan struct{}, 1), done: done, run: run}
 }
 
 // put queues p, waiting while max requests wait, and starts the stage's goroutine if none

@@ -94,6 +94,25 @@ func TestStagePutWaitsForRoom(t *testing.T) {
 		}
 	}
 
+	// A limit of 0 still takes one request at a time (it does not wait forever).
+	ran0 := make(chan struct{}, 2)
+	s0 := newStage(0, done, func(*pending) bool { ran0 <- struct{}{}; return true })
+	for range 2 {
+		put := make(chan bool)
+		go func() { put <- s0.put(&pending{}) }()
+		select {
+		case ok := <-put:
+			if !ok {
+				t.Fatal("put refused on a stage of limit 0")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("put on a stage of limit 0 waited 5 s")
+		}
+	}
+	for range 2 {
+		<-ran0
+	}
+
 	// A full stage whose connection closes refuses the waiting put.
 	block := make(chan struct{})
 	s2 := newStage(1, done, func(*pending) bool { <-block; return true })
