@@ -70,7 +70,7 @@ func (s *stage) drain() {
 		}
 		s.mu.Lock()
 		if s.head == len(s.queue) {
-			clear(s.queue)
+			// (Each entry was cleared when it was taken.)
 			s.queue, s.head = s.queue[:0], 0
 			if cap(s.queue) > stageKeep {
 				s.queue = nil

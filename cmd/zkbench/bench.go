@@ -409,23 +409,32 @@ func roundRobin(n, members int) []int {
 // members[at[i]] (a one-address connect string, so it never moves), and waits until each
 // has its session.
 func connectAll(members []string, at []int) ([]*zk.Conn, error) {
-	n := len(at)
-	conns := make([]*zk.Conn, n)
+	conns, failed, first := openParallel(len(at), 32, func(i int) (*zk.Conn, error) { return connect(members[at[i]]) })
+	if failed > 0 {
+		closeAll(conns)
+		return nil, fmt.Errorf("%d of %d sessions failed, first: %w", failed, len(at), first)
+	}
+	return conns, nil
+}
+
+// openParallel calls open(i) for every i below n, width calls at a time, and returns what
+// they opened in order (the zero value where one failed), how many failed and the first
+// failure.
+func openParallel[C any](n, width int, open func(i int) (C, error)) (out []C, failed int, first error) {
+	out = make([]C, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 32)
+	sem := make(chan struct{}, width)
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			conns[i], errs[i] = connect(members[at[i]])
+			out[i], errs[i] = open(i)
 		}()
 	}
 	wg.Wait()
-	failed := 0
-	var first error
 	for _, err := range errs {
 		if err != nil {
 			if failed++; first == nil {
@@ -433,11 +442,7 @@ func connectAll(members []string, at []int) ([]*zk.Conn, error) {
 			}
 		}
 	}
-	if failed > 0 {
-		closeAll(conns)
-		return nil, fmt.Errorf("%d of %d sessions failed, first: %w", failed, n, first)
-	}
-	return conns, nil
+	return out, failed, first
 }
 
 func connect(addr string) (*zk.Conn, error) { return connectWith(addr, sessionTimeout) }

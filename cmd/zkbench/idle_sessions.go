@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zkraft/zkraft/jute"
@@ -56,31 +55,16 @@ func measureIdleSessions(cfg config, targets []*target, n int, out io.Writer) {
 }
 
 // openIdleSessions opens n sessions, session i on members[i mod len(members)], 16 at a
-// time, each waiting for its ConnectResponse; on an error it closes what it opened.
+// time, each waiting for its ConnectResponse; if any fails, it closes the others.
 func openIdleSessions(members []string, n int) ([]net.Conn, error) {
-	conns := make([]net.Conn, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			conns[i], errs[i] = openIdleSession(members[i%len(members)])
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			for _, c := range conns {
-				if c != nil {
-					c.Close()
-				}
+	conns, failed, first := openParallel(n, 16, func(i int) (net.Conn, error) { return openIdleSession(members[i%len(members)]) })
+	if failed > 0 {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
 			}
-			return nil, fmt.Errorf("session %d of %d: %w", i+1, n, err)
 		}
+		return nil, fmt.Errorf("%d of %d sessions failed, first: %w", failed, n, first)
 	}
 	return conns, nil
 }
