@@ -8,10 +8,11 @@
 //	        [--sessions 1,16,64] [--duration 5s] [--warmup 2s] [--depth 4]
 //	        [--workloads create,set,get,exists,getChildren,delete,multi,mixed,lock,watch,visibility-watch,visibility-poll]
 //	        [--value-size 100] [--idle 10s] [--idle-sessions 3000] [--json results.json] [--quiet]
-//	zkbench [--targets zkraft,zookeeper] --storage 100000,1000000 | --snapshot-tail 100000,1000000
+//	zkbench [--targets zkraft,zookeeper] --storage 100000,1000000 | [--cluster 3|5] --snapshot-tail 100000,1000000
 //
 // --storage and --snapshot-tail replace the workloads with measurements on large trees,
-// each on standalone servers of its own: storage.go and snaptail.go say what they measure.
+// each on servers of its own (standalone; the snapshot tail also on clusters): storage.go
+// and snaptail.go say what they measure.
 //
 // With --idle, before the workloads every target sits with no client for that long, all in
 // the same window, and zkbench prints the CPU seconds each used per 10 s (utime + stime of

@@ -58,8 +58,8 @@ func (c *config) validate() error {
 		return errors.New("--cluster: must be 0, 3 or 5")
 	case len(c.storage) > 0 && (c.addr != "" || c.cluster != 0):
 		return errors.New("--storage: starts its own standalone servers (not with --addr or --cluster)")
-	case len(c.snapTail) > 0 && (c.addr != "" || c.cluster != 0 || len(c.storage) > 0):
-		return errors.New("--snapshot-tail: starts its own standalone servers (not with --addr, --cluster or --storage)")
+	case len(c.snapTail) > 0 && (c.addr != "" || len(c.storage) > 0 || c.onLeader):
+		return errors.New("--snapshot-tail: starts its own servers (not with --addr, --storage or --on-leader)")
 	case c.onLeader && c.cluster == 0:
 		return errors.New("--on-leader: only with --cluster")
 	case c.cluster != 0 && c.addr != "":

@@ -224,8 +224,12 @@ func TestFlags(t *testing.T) {
 	if err := parseFlags(&cfg, []string{"--snapshot-tail", "1000,2000"}); err != nil || !slices.Equal(cfg.snapTail, []int{1000, 2000}) {
 		t.Errorf("--snapshot-tail 1000,2000: %v, %v", err, cfg.snapTail)
 	}
+	cfg = defaultConfig()
+	if err := parseFlags(&cfg, []string{"--snapshot-tail", "1000", "--cluster", "3"}); err != nil || cfg.cluster != 3 {
+		t.Errorf("--snapshot-tail 1000 --cluster 3: %v, cluster %d", err, cfg.cluster)
+	}
 	for _, bad := range [][]string{{"--workloads", "nope"}, {"--targets", "etcd"}, {"--sessions", "0"}, {"--depth", "0"}, {"--on-leader"},
-		{"--snapshot-tail", "1000", "--cluster", "3"}, {"--idle-sessions", "-1"}, {"--snapshot-tail", "1000", "--storage", "1000"}, {"--snapshot-tail", "x"}} {
+		{"--snapshot-tail", "1000", "--cluster", "3", "--on-leader"}, {"--idle-sessions", "-1"}, {"--snapshot-tail", "1000", "--storage", "1000"}, {"--snapshot-tail", "x"}} {
 		cfg := defaultConfig()
 		if err := parseFlags(&cfg, bad); err == nil {
 			t.Errorf("%q accepted", bad)

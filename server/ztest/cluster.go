@@ -38,7 +38,11 @@ func StartZooKeeperEnsemble(n int, opts Options) (*Cluster, error) {
 		return nil, errors.New("ztest: Debian's zookeeper package is not installed")
 	}
 	return startCluster("zookeeper", n, opts, func(cfg, tmp string) *exec.Cmd {
-		return zooKeeperCommand("512m", opts.JVMFlags, tmp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
+		heap := opts.JavaHeap
+		if heap == "" {
+			heap = "512m"
+		}
+		return zooKeeperCommand(heap, opts.JVMFlags, tmp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
 	})
 }
 
