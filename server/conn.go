@@ -91,11 +91,11 @@ type pending struct {
 	admitted bool
 }
 
-// readBufferSize is each connection's read buffer: a client's pipelined burst of small
-// requests per read (eight setData of 100 bytes are 1.2 KiB), and little to hold per
-// idle connection (64 KiB made a connect-and-close loop spend a third of its
-// per-connection CPU zeroing it; 4 KiB was a third of an idle connection's RSS). A
-// frame larger than the buffer is read past it, straight into the frame.
+// readBufferSize is a busy connection's read buffer (an idle one lends it back,
+// connreader.go): a client's pipelined burst of small requests per read (eight setData
+// of 100 bytes are 1.2 KiB; 1 KiB made set at depth 8 a tenth slower), and little to
+// hold (64 KiB made a connect-and-close loop spend a third of its per-connection CPU
+// zeroing it). A frame larger than the buffer is read past it, straight into the frame.
 const readBufferSize = 2 << 10
 
 // keepFrame is the largest frame buffer the reader keeps for its next frame. A larger one
@@ -160,34 +160,39 @@ func (c *conn) serve() {
 		c.close(closedTLSHandshake)
 		return
 	}
-	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	r := newConnReader(c.nc, &c.srv.readBuffersLent)
+	br := r.buffered()
 	// A connection without a session is closed after sessionlessTimeout, as ZooKeeper's
 	// (zookeeper.nio.sessionlessCnxnTimeout): an idle or half-sent handshake must not
 	// hold its goroutine and its maxClientCnxns place for good.
 	c.nc.SetReadDeadline(time.Now().Add(time.Duration(sessionlessTimeout.Load())))
 	if handled := c.maybeFourLetter(br); handled {
 		c.close(closedFourLetter)
+		r.release()
 		return
 	}
 	if !c.handshake(br) {
 		c.close(closedHandshake)
+		r.release()
 		return
 	}
 	c.nc.SetReadDeadline(time.Time{})
+	r.setIdle()
 	// The reader is a goroutine of its own, not this one: the handshake's calls grew
 	// this stack, and an idle connection would keep that for as long as it stays open
 	// (1.5 KiB of RSS a session, measured at 3,000).
 	c.srv.wg.Add(1)
 	go func() {
 		defer c.srv.wg.Done()
-		c.readLoop(br)
+		c.readLoop(r)
+		r.release()
 	}()
 }
 
 // readLoop decodes requests and hands them to the processor in arrival order, or runs
 // a plain read or proposes a write itself when the processor would do so at once
 // (runsItself, proposesItself).
-func (c *conn) readLoop(br *bufio.Reader) {
+func (c *conn) readLoop(r *connReader) {
 	var buf []byte
 	held := false // the outbox's wake-up is held: replies of reads this loop ran wait for its flush
 	for {
@@ -196,7 +201,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			// as ZooKeeper's local session tracker decides.
 			c.nc.SetReadDeadline(time.Now().Add(time.Duration(c.timeout) * time.Millisecond))
 		}
-		frame, err := jute.ReadFrame(br, buf, c.srv.cfg.MaxBuffer)
+		frame, err := r.next(buf, c.srv.cfg.MaxBuffer)
 		if err != nil {
 			c.logReadErr(err)
 			c.close(readReason(err))
@@ -232,7 +237,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 				held = true
 			}
 			ok := c.process(p)
-			if !frameBuffered(br) || !ok {
+			if !r.frameBuffered() || !ok {
 				held = false
 				if !c.flushHeld() {
 					return

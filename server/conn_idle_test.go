@@ -16,12 +16,7 @@ func TestAnIdleConnectionHoldsOneGoroutine(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the server's own goroutines settle
 	base := runtime.NumGoroutine()
 	const n = 40
-	clients := make([]*rawClient, n)
-	for i := range clients {
-		c := dial(t, s.Addr().String())
-		c.connect(0, nil)
-		clients[i] = c
-	}
+	clients := connectedClients(t, s.Addr().String(), n)
 	for _, c := range clients {
 		// A write, then reads pipelined behind it: the reader proposes the write, the
 		// reads queue for the processor, which waits for the responder's answer; the
@@ -63,4 +58,47 @@ func TestAnIdleConnectionHoldsOneGoroutine(t *testing.T) {
 		}
 	}
 	t.Logf("%d goroutines with %d idle connections, %d without them", runtime.NumGoroutine(), n, base)
+}
+
+// An idle connection holds no read buffer (connreader.go): not after its handshake, and
+// not once it pings after a pause, however busy it was before.
+func TestAnIdleConnectionHoldsNoReadBuffer(t *testing.T) {
+	s := startServer(t, nil)
+	const n = 40
+	clients := connectedClients(t, s.Addr().String(), n)
+	lentAtMost := func(max int64, when string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for s.readBuffersLent.Load() > max {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d connections hold %d read buffers, want at most %d", when, n, s.readBuffersLent.Load(), max)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	lentAtMost(0, "after their handshakes")
+	for round := range 3 {
+		for _, c := range clients {
+			if h := c.call(jute.OpSetData, &jute.SetDataRequest{Path: "/", Data: []byte{byte(round)}, Version: -1}, &jute.SetDataResponse{}); h.Err != 0 {
+				t.Fatalf("setData: %+v", h)
+			}
+		}
+	}
+	time.Sleep(2 * idleAfter)
+	for _, c := range clients {
+		if h := c.ping(); h.Err != 0 {
+			t.Fatalf("ping: %+v", h)
+		}
+	}
+	lentAtMost(0, "after a pause and a ping")
+}
+
+// connectedClients opens n raw connections to addr, each with a new session.
+func connectedClients(t *testing.T, addr string, n int) []*rawClient {
+	clients := make([]*rawClient, n)
+	for i := range clients {
+		clients[i] = dial(t, addr)
+		clients[i].connect(0, nil)
+	}
+	return clients
 }

@@ -54,7 +54,10 @@ type Server struct {
 
 	stats    stats
 	throttle *throttle
-	memCap   memCap
+	// readBuffersLent counts the read buffers connections hold (connreader.go): busy
+	// connections and handshakes hold one, idle ones none.
+	readBuffersLent atomic.Int64
+	memCap          memCap
 
 	adminSnap adminSnapshot // the snapshot admin command's rate limit
 	// digest makes digest ids with DigestAuthenticationProvider.digestAlg's algorithm.
