@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"reflect"
 	"runtime"
 	"testing"
@@ -15,17 +16,23 @@ import (
 // record, a MultiOp and slice growth) plus a constant for the decoder and the error.
 func allocLimit(n int) uint64 { return 16*uint64(n) + 4096 }
 
-// checkAllocs fails if f allocates more than allocLimit(n). It is exact enough for a
-// fuzz target, which runs on one goroutine.
+// checkAllocs fails if f allocates more than allocLimit(n). The count is the whole
+// process's (runtime.MemStats), so a goroutine of the test binary that allocates while f
+// runs (the race detector's, the testing package's) adds to it: f is run up to three
+// times and passes if one run stays under the limit. f must do the same work each time.
 func checkAllocs(t *testing.T, n int, f func()) {
 	t.Helper()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	if got := after.TotalAlloc - before.TotalAlloc; got > allocLimit(n) {
-		t.Fatalf("decoding %d bytes allocated %d", n, got)
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		if least = min(least, after.TotalAlloc-before.TotalAlloc); least <= allocLimit(n) {
+			return
+		}
 	}
+	t.Fatalf("decoding %d bytes allocated %d (the least of three runs)", n, least)
 }
 
 // requestSeeds are request frame payloads (header and body, no length prefix): one
@@ -201,10 +208,10 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add([]byte{0x7f, 0, 0, 0, 1}, []byte{2})
 	const max = 512
 	f.Fuzz(func(t *testing.T, data, sizes []byte) {
-		r := &chunkReader{data: data, sizes: sizes}
-		var buf []byte
-		used := 0
 		checkAllocs(t, max, func() {
+			r := &chunkReader{data: data, sizes: sizes} // each run reads the frames afresh
+			var buf []byte
+			used := 0
 			for {
 				frame, err := ReadFrame(r, buf, max)
 				if err != nil {
