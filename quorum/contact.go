@@ -22,19 +22,49 @@ type contactTransport struct {
 	answered sync.Map // raft.ServerID -> time.Time
 	reach    *reachability
 	log      *leaderLog
+	accepted *openStreams // the streams its listener accepted (read_ahead.go)
+	pipes    sync.Map     // raft.ServerID -> *pipeline, the newest made to each peer
+}
+
+// dropStale closes the streams to peer id that may have died with it, as its outage
+// starts and ends: raft's pipeline to it and the streams raft keeps pooled for its next
+// calls. Raft finds such a stream dead only when it next writes to it: an idle pipeline
+// at its CommitTimeout or with the next entry, which may come after the peer is back
+// (the leader's barrier for a member that answered again is one), and would start a
+// second outage, logged as one, a moment after the first ended. Raft has no per-peer
+// call for its pool, so every peer's pooled streams go; the others are dialled again
+// once per outage. A pipeline closed here makes raft replicate without one until a call
+// succeeds, as after any failed batch.
+func (t *contactTransport) dropStale(id raft.ServerID) {
+	if p, ok := t.pipes.LoadAndDelete(id); ok {
+		p.(*pipeline).Close()
+	}
+	if t.NetworkTransport != nil {
+		t.NetworkTransport.CloseStreams()
+	}
+}
+
+// Close closes the transport and every stream it accepted.
+func (t *contactTransport) Close() error {
+	err := t.NetworkTransport.Close()
+	t.accepted.closeAll()
+	return err
 }
 
 func (t *contactTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	t.log.clampCommit(args)
 	err := t.NetworkTransport.AppendEntries(id, target, args, resp)
 	if err != nil {
-		if !errors.Is(err, raft.ErrTransportShutdown) { // this server is stopping, not the peer
-			t.reach.failed(id, err)
+		// ErrTransportShutdown: this server is stopping, not the peer.
+		if !errors.Is(err, raft.ErrTransportShutdown) && t.reach.failed(id, err) {
+			t.dropStale(id)
 		}
 		return err
 	}
 	t.answered.Store(id, time.Now())
-	t.reach.answered(id)
+	if t.reach.answered(id) {
+		t.dropStale(id)
+	}
 	if t.log != nil {
 		t.log.noteAccepted(id, args, resp)
 	}
@@ -48,6 +78,7 @@ func (t *contactTransport) AppendEntriesPipeline(id raft.ServerID, target raft.S
 	}
 	pl := newPipeline(p, t.log, id)
 	pl.reach = t.reach
+	t.pipes.Store(id, pl)
 	return pl, nil
 }
 

@@ -404,8 +404,9 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog,
 		ln.Close()
 		return nil, raft.Configuration{}, fmt.Errorf("quorum: raft address %q: %w", self.RaftAddr, err)
 	}
-	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: readAheadListener{ln, recv}, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog),
-		reach: newReachability(cfg.Logger, time.Now, time.Minute), log: lead}
+	accepted := &openStreams{}
+	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: readAheadListener{ln, recv, accepted}, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog),
+		reach: newReachability(cfg.Logger, time.Now, time.Minute), log: lead, accepted: accepted}
 	var conf raft.Configuration
 	for _, p := range cfg.Peers {
 		sv := raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter}

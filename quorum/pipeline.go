@@ -50,6 +50,11 @@ func (p *pipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.App
 
 // failed tells reach of a batch the transport could not send or got no answer to.
 func (p *pipeline) failed(err error) {
+	select {
+	case <-p.done:
+		return // closed: by raft, or as its peer's outage began (contactTransport.dropStale)
+	default:
+	}
 	if p.reach != nil && !errors.Is(err, raft.ErrPipelineShutdown) && !errors.Is(err, raft.ErrTransportShutdown) {
 		p.reach.failed(p.id, err)
 	}

@@ -36,8 +36,9 @@ func newReachability(log *slog.Logger, now func() time.Time, every time.Duration
 	return &reachability{log: log, now: now, every: every, down: map[raft.ServerID]*outage{}}
 }
 
-// failed records a failed attempt to reach peer id.
-func (r *reachability) failed(id raft.ServerID, err error) {
+// failed records a failed attempt to reach peer id, and reports whether it starts an
+// outage.
+func (r *reachability) failed(id raft.ServerID, err error) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
@@ -46,7 +47,7 @@ func (r *reachability) failed(id raft.ServerID, err error) {
 		r.down[id] = &outage{since: now, reported: now, failures: 1}
 		r.nDown.Add(1)
 		r.log.Warn("raft peer unreachable", "peer", string(id), "error", err)
-		return
+		return true
 	}
 	o.failures++
 	if now.Sub(o.reported) >= r.every {
@@ -54,18 +55,19 @@ func (r *reachability) failed(id raft.ServerID, err error) {
 		r.log.Warn("raft peer still unreachable", "peer", string(id), "failed_attempts", o.failures,
 			"down_for", now.Sub(o.since).Round(time.Second), "error", err)
 	}
+	return false
 }
 
-// answered records that peer id answered.
-func (r *reachability) answered(id raft.ServerID) {
+// answered records that peer id answered, and reports whether that ends an outage.
+func (r *reachability) answered(id raft.ServerID) bool {
 	if r.nDown.Load() == 0 {
-		return
+		return false
 	}
 	r.mu.Lock()
 	o := r.down[id]
 	if o == nil {
 		r.mu.Unlock()
-		return
+		return false
 	}
 	delete(r.down, id)
 	r.nDown.Add(-1)
@@ -75,4 +77,5 @@ func (r *reachability) answered(id raft.ServerID) {
 	if back := r.back.Load(); back != nil {
 		(*back)(id)
 	}
+	return true
 }

@@ -28,10 +28,12 @@ const (
 // waits in the socket, not in memory.
 const readAheadMax = 4 << 20
 
-// readAheadListener wraps what a raft listener accepts in readAheadConns.
+// readAheadListener wraps what a raft listener accepts in readAheadConns, kept in open
+// until they close.
 type readAheadListener struct {
 	net.Listener
 	recv *received
+	open *openStreams
 }
 
 func (l readAheadListener) Accept() (net.Conn, error) {
@@ -39,12 +41,36 @@ func (l readAheadListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newReadAheadConn(c, l.recv), nil
+	r := newReadAheadConn(c, l.recv)
+	l.open.add(r)
+	return r, nil
+}
+
+// openStreams are the raft streams a member accepted and has not closed. Raft's
+// NetworkTransport.Close closes its listener but not the streams it accepted: their
+// handlers read on and refuse each RPC with "transport shutdown". A stopped process takes
+// them with it, but a member stopped and started again within one process (the
+// in-process clusters of the tests) would leave its leader a pooled connection to the old
+// transport, which it finds only once the member is back (a failed AppendEntries, an
+// outage logged after the member's return). So the node closes them with its transport.
+type openStreams struct{ m sync.Map } // *readAheadConn -> struct{}
+
+func (o *openStreams) add(r *readAheadConn) {
+	r.open = o
+	o.m.Store(r, struct{}{})
+}
+
+func (o *openStreams) closeAll() {
+	o.m.Range(func(c, _ any) bool {
+		c.(*readAheadConn).Close()
+		return true
+	})
 }
 
 // readAheadConn is an accepted raft stream whose bytes a goroutine reads as they arrive.
 type readAheadConn struct {
 	net.Conn
+	open   *openStreams // the set it is kept in while open, if any
 	mu     sync.Mutex
 	cond   sync.Cond
 	buf    []byte // read off the socket, not yet taken by Read
@@ -68,7 +94,9 @@ func (r *readAheadConn) Read(p []byte) (int, error) {
 	}
 	if len(r.buf) == 0 {
 		if r.closed {
-			return 0, net.ErrClosed
+			// Closed under the reader: its node is stopping (openStreams.closeAll). The
+			// end of the stream, so raft's handler ends without logging an error.
+			return 0, io.EOF
 		}
 		return 0, r.err
 	}
@@ -82,6 +110,9 @@ func (r *readAheadConn) Read(p []byte) (int, error) {
 }
 
 func (r *readAheadConn) Close() error {
+	if r.open != nil {
+		r.open.m.Delete(r)
+	}
 	r.mu.Lock()
 	r.closed = true
 	r.cond.Broadcast()

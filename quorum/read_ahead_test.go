@@ -83,3 +83,55 @@ func TestAReadAheadStreamReadsBeforeRaftDoes(t *testing.T) {
 		t.Fatal("Close did not end a waiting Read")
 	}
 }
+
+// Closing a member's raft transport closes the streams it accepted, as the end of its
+// process would: raft's own Close leaves them open, and a leader's pooled connection
+// to a member stopped and started again within one process then met the old transport
+// (its handler refusing with "transport shutdown") after the member's return.
+func TestClosingTheTransportClosesItsAcceptedStreams(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := &openStreams{}
+	layer := &streamLayer{Listener: readAheadListener{ln, &received{}, accepted}, network: TCP{}, advertise: ln.Addr()}
+	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransport(layer, 3, time.Second, io.Discard), accepted: accepted}
+	var peers []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		peers = append(peers, c)
+	}
+	// One stream is closed before the transport: it leaves the set.
+	deadline := time.Now().Add(5 * time.Second)
+	for count(accepted) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 streams accepted", count(accepted))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	peers[0].Close()
+	for count(accepted) > 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("a stream its peer closed is still kept")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	trans.Close()
+	peers[1].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := peers[1].Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("a stream of a closed transport: read %v, want EOF", err)
+	}
+	if n := count(accepted); n != 0 {
+		t.Fatalf("%d streams kept after the transport closed", n)
+	}
+}
+
+func count(o *openStreams) int {
+	n := 0
+	o.m.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
