@@ -88,12 +88,14 @@ bench-storage: deps build
 # The same with a 3-member zkraft cluster against a 3-member ZooKeeper 3.8 ensemble; the
 # visibility-watch and visibility-poll rows are how long a write made through one member
 # takes to show on another (they are among the default workloads, so make bench runs them
-# too, on the one server). The last run is one session with one request in flight on the
-# leader: the leader's own write path, without the forwarding hop.
+# too, on the one server). The third run is one session with one request in flight on the
+# leader: the leader's own write path, without the forwarding hop. The last is the snapshot
+# tail with the writers spread over the members.
 bench-cluster: deps build
 	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,16,64,256 --duration 4s --idle 10s --idle-sessions 3000
 	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --sessions 1,64,256 --duration 4s --depth 8 --workloads create,set,delete,multi
 	./$(BIN)/zkbench --cluster 3 --on-leader --targets zkraft,zookeeper --sessions 1 --depth 1 --duration 4s --workloads set,create,delete,multi,ephemeral,session
+	./$(BIN)/zkbench --cluster 3 --targets zkraft,zookeeper --snapshot-tail 100000,1000000
 
 # The image (Dockerfile): a static binary and an empty root; no base image is pulled.
 IMAGE ?= zkraft:latest
