@@ -409,7 +409,7 @@ func roundRobin(n, members int) []int {
 // members[at[i]] (a one-address connect string, so it never moves), and waits until each
 // has its session.
 func connectAll(members []string, at []int) ([]*zk.Conn, error) {
-	conns, failed, first := openParallel(len(at), 32, func(i int) (*zk.Conn, error) { return connect(members[at[i]]) })
+	conns, failed, first := inParallel(len(at), 32, func(i int) (*zk.Conn, error) { return connect(members[at[i]]) })
 	if failed > 0 {
 		closeAll(conns)
 		return nil, fmt.Errorf("%d of %d sessions failed, first: %w", failed, len(at), first)
@@ -417,10 +417,10 @@ func connectAll(members []string, at []int) ([]*zk.Conn, error) {
 	return conns, nil
 }
 
-// openParallel calls open(i) for every i below n, width calls at a time, and returns what
-// they opened in order (the zero value where one failed), how many failed and the first
+// inParallel calls f(i) for every i below n, width calls at a time, and returns what
+// they gave in order (the zero value where one failed), how many failed and the first
 // failure.
-func openParallel[C any](n, width int, open func(i int) (C, error)) (out []C, failed int, first error) {
+func inParallel[C any](n, width int, f func(i int) (C, error)) (out []C, failed int, first error) {
 	out = make([]C, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -431,7 +431,7 @@ func openParallel[C any](n, width int, open func(i int) (C, error)) (out []C, fa
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i], errs[i] = open(i)
+			out[i], errs[i] = f(i)
 		}()
 	}
 	wg.Wait()

@@ -20,7 +20,8 @@
 // --idle-sessions N, each target then gets N sessions (raw connections, 16 opened at a
 // time, spread over the members), which sit idle for 5 s; zkbench prints the RSS each
 // added (the servers' RSS before and with them, over N): what a client that holds a
-// session and does nothing costs the servers.
+// session and does nothing costs the servers. They end with closeSession, so that they do
+// not expire together in the middle of a later cell.
 //
 // # Servers
 //

@@ -35,9 +35,7 @@ func measureIdleSessions(cfg config, targets []*target, n int, out io.Writer) {
 			time.Sleep(idleSessionSettle)
 		}
 		after := rss(t.pids...)
-		for _, c := range conns {
-			c.Close()
-		}
+		closeIdleSessions(cfg, t.name, conns)
 		if err != nil || before <= 0 || after <= 0 {
 			perSession[i] = -1
 			parts = append(parts, fmt.Sprintf("%s n/a (%v)", t.name, err))
@@ -57,7 +55,7 @@ func measureIdleSessions(cfg config, targets []*target, n int, out io.Writer) {
 // openIdleSessions opens n sessions, session i on members[i mod len(members)], 16 at a
 // time, each waiting for its ConnectResponse; if any fails, it closes the others.
 func openIdleSessions(members []string, n int) ([]net.Conn, error) {
-	conns, failed, first := openParallel(n, 16, func(i int) (net.Conn, error) { return openIdleSession(members[i%len(members)]) })
+	conns, failed, first := inParallel(n, 16, func(i int) (net.Conn, error) { return openIdleSession(members[i%len(members)]) })
 	if failed > 0 {
 		for _, c := range conns {
 			if c != nil {
@@ -95,4 +93,33 @@ func openIdleSession(addr string) (net.Conn, error) {
 	}
 	c.SetDeadline(time.Time{})
 	return c, nil
+}
+
+// closeIdleSessions ends the sessions as a client's close does, with closeSession and its
+// answer, 16 at a time. Left to expire, they would all expire together a session timeout
+// later, in the middle of the first cells of one target and not the other's.
+func closeIdleSessions(cfg config, name string, conns []net.Conn) {
+	_, failed, first := inParallel(len(conns), 16, func(i int) (struct{}, error) { return struct{}{}, closeIdleSession(conns[i]) })
+	if failed > 0 {
+		cfg.logf("%s: %d of %d idle sessions not closed (left to expire), first: %v", name, failed, len(conns), first)
+	}
+}
+
+func closeIdleSession(c net.Conn) error {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(connectTimeout))
+	if _, err := c.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: 1, Type: jute.OpCloseSession})); err != nil {
+		return err
+	}
+	b, err := jute.ReadFrame(bufio.NewReaderSize(c, 64), nil, jute.DefaultMaxBuffer)
+	if err != nil {
+		return err
+	}
+	var h jute.ReplyHeader
+	d := jute.NewDecoder(b)
+	h.Decode(d)
+	if d.Err == nil && h.Err != 0 {
+		return fmt.Errorf("closeSession: error %d", h.Err)
+	}
+	return d.Err
 }

@@ -31,8 +31,11 @@ func TestIdleSessionsAreOpenAndMeasured(t *testing.T) {
 			t.Fatalf("%s: %v", tg.name, err)
 		}
 		out, err := ztest.FourLetter(tg.members[0], "mntr")
-		for _, c := range conns {
-			c.Close()
+		before := sessionsInDump(t, tg.members[0])
+		closeIdleSessions(cfg, tg.name, conns)
+		// Closed, not left to expire: the session tracker lists none of them.
+		if after := sessionsInDump(t, tg.members[0]); before < n || after != before-n {
+			t.Errorf("%s: dump lists %d sessions with the idle ones open, %d after they closed", tg.name, before, after)
 		}
 		if err != nil {
 			t.Fatalf("%s: mntr: %v", tg.name, err)
@@ -53,4 +56,20 @@ func TestIdleSessionsAreOpenAndMeasured(t *testing.T) {
 	if !re.MatchString(line) {
 		t.Errorf("line %q does not give both servers' figures", line)
 	}
+}
+
+// sessionsInDump is the number of sessions the dump four-letter word counts ("Session
+// Sets (sets)/(sessions)" on both servers).
+func sessionsInDump(t *testing.T, addr string) int {
+	t.Helper()
+	out, err := ztest.FourLetter(addr, "dump")
+	if err != nil {
+		t.Fatalf("dump: %v", err)
+	}
+	m := regexp.MustCompile(`Session Sets \(\d+\)/\((\d+)\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no session count in dump:\n%s", out)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
