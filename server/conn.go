@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -310,17 +309,6 @@ func (c *conn) isDone() bool {
 // or run (ZooKeeper's outstanding requests): those queued for the processor and the
 // writes proposed. A read the reader runs itself is never outstanding.
 func (c *conn) outstanding() int64 { return c.queued.Load() + c.inflight.Load() }
-
-// frameBuffered reports whether br holds a whole frame, which the reader takes without
-// waiting.
-func frameBuffered(br *bufio.Reader) bool {
-	if br.Buffered() < 4 {
-		return false // (Peek would wait for more)
-	}
-	b, _ := br.Peek(4)
-	n := int(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
-	return br.Buffered() >= 4+n
-}
 
 // readerWriteMax is the most the reader writes itself; more (a large reply, or a queue
 // the client is slow to drain) is the writer's, so that the reader does not stop

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"encoding/binary"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -76,7 +77,14 @@ func (r *connReader) release() {
 func (r *connReader) buffered() *bufio.Reader { return r.br }
 
 // frameBuffered reports whether a whole frame is buffered, so reading it will not wait.
-func (r *connReader) frameBuffered() bool { return frameBuffered(r.br) }
+func (r *connReader) frameBuffered() bool {
+	n := r.br.Buffered()
+	if n < 4 {
+		return false // (Peek would wait for more)
+	}
+	b, _ := r.br.Peek(4)
+	return n >= 4+int(binary.BigEndian.Uint32(b))
+}
 
 // setIdle makes the next wait for a request give the buffer back first.
 func (r *connReader) setIdle() { r.idle = true }

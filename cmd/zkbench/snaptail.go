@@ -121,15 +121,8 @@ func startSnapTailTarget(cfg config, name string, n int, snapCount string) (stop
 	if err != nil {
 		return nil, nil, err
 	}
-	members := byRole(t.members)
-	if conns, err = connectAll(members, roundRobin(storageSessions, len(members))); err != nil {
-		t.cluster.Stop()
+	if conns, err = connectAndFill(cfg, byRole(t.members), n, t.cluster.Stop); err != nil {
 		return nil, nil, err
-	}
-	if err := fillTree(conns, n, storageValue(cfg)); err != nil {
-		closeAll(conns)
-		t.cluster.Stop()
-		return nil, nil, fmt.Errorf("fill: %w", err)
 	}
 	return t.cluster.Stop, conns, nil
 }

@@ -209,17 +209,27 @@ func startFilled(cfg config, name string, n int, snapCount string) (*storageServ
 	if err != nil {
 		return nil, nil, err
 	}
-	conns, err := connectAll([]string{s.srv.Addr}, roundRobin(storageSessions, 1))
+	conns, err := connectAndFill(cfg, []string{s.srv.Addr}, n, s.stop)
 	if err != nil {
-		s.stop()
 		return nil, nil, err
+	}
+	return s, conns, nil
+}
+
+// connectAndFill opens the storage sessions, spread over members, and fills the tree with
+// n znodes; on an error it closes them and calls stop.
+func connectAndFill(cfg config, members []string, n int, stop func()) ([]*zk.Conn, error) {
+	conns, err := connectAll(members, roundRobin(storageSessions, len(members)))
+	if err != nil {
+		stop()
+		return nil, err
 	}
 	if err := fillTree(conns, n, storageValue(cfg)); err != nil {
 		closeAll(conns)
-		s.stop()
-		return nil, nil, fmt.Errorf("fill: %w", err)
+		stop()
+		return nil, fmt.Errorf("fill: %w", err)
 	}
-	return s, conns, nil
+	return conns, nil
 }
 
 func measureStorage(cfg config, name string, n int) (r storageResult) {
