@@ -43,7 +43,9 @@
 // round (and two fsyncs) after the leader. Instead, whenever a member applies commands
 // (a batch raft hands over, or a run a notice allows) it records the (index, term) of
 // the last one — applied means committed — and the leader sends that point on every
-// member's peer stream as soon as it changes. A member told (i, t) applies its
+// member's peer stream as soon as it changes (but not to a follower that told the leader
+// it stored the entries up to it and was sent a durable notice covering them: that one
+// applies them on its own, durable_notice.go). A member told (i, t) applies its
 // own log up to i, ahead of raft, only if the entry it holds at i has term t:
 //
 //   - By raft's Log Matching property, two logs holding an entry with the same index and

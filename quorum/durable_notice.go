@@ -43,6 +43,20 @@ func (n *Node) durableNotice(member *atomic.Pointer[string], sent commitPoint) (
 	return p, true
 }
 
+// appliesOnItsOwn reports whether the member of a stream needs no commit notice for p:
+// it was sent a durable notice at or past p in p's term, and it told this leader that it
+// stored the entries up to p in that term. It then applies p on that notice once its
+// own store returns, which it already did, so the notice would only cost a message on
+// each side. A follower that has not answered for p yet (its fdatasync is slower than
+// the other voters') still gets it: it may apply on it before its own store returns.
+func (n *Node) appliesOnItsOwn(member *atomic.Pointer[string], durable, p commitPoint) bool {
+	id := member.Load()
+	if id == nil || durable.term != p.term || durable.index < p.index {
+		return false
+	}
+	return n.lead.followers.holds(raft.ServerID(*id), p)
+}
+
 // threeVoters reports whether c has exactly three voters, a and b among them.
 func threeVoters(c raft.Configuration, a, b string) bool {
 	voters, found := 0, 0

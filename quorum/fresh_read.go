@@ -87,6 +87,14 @@ func (p *followerPoints) note(id raft.ServerID, term, index uint64, c raft.Confi
 	}
 }
 
+// holds reports whether follower id said it stored the entries up to p.index in p.term.
+func (p *followerPoints) holds(id raft.ServerID, pt commitPoint) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at, ok := p.at[id]
+	return ok && at.term == pt.term && at.index >= pt.index
+}
+
 // majorityOf is the highest index that enough of c's voting followers hold in term to
 // make a majority with the leader (self): the highest of two followers' points with
 // three voters, the second highest of four with five. Under p.mu.

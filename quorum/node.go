@@ -170,8 +170,11 @@ type Node struct {
 	// commits wakes the peer streams' writers to send commit notices; catch applies
 	// the notices this member gets (commit_notice.go).
 	commits commitSubs
-	catch   *catchUp
-	lead    *leaderLog
+	// noticesSkipped counts the commit notices the leader's streams left out because the
+	// follower applies on its durable notice (appliesOnItsOwn).
+	noticesSkipped atomic.Uint64
+	catch          *catchUp
+	lead           *leaderLog
 	// conns numbers the client connections' Streams as they begin to write, and the
 	// moves of sessions here; it starts at the clock, so a restarted member never
 	// reuses a number its previous run gave.

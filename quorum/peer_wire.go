@@ -259,9 +259,10 @@ func (n *Node) servePeer(c net.Conn) {
 	}
 }
 
-// writePeer writes the refusals, the commit notices and the durable notices of one
-// member's stream, and once that this member no longer leads, flushing when nothing more
-// is ready, with a deadline on every flush.
+// writePeer writes the refusals, the commit notices (those the member needs:
+// appliesOnItsOwn) and the durable notices of one member's stream, and once that this
+// member no longer leads, flushing when nothing more is ready, with a deadline on every
+// flush.
 func (n *Node) writePeer(c net.Conn, member *atomic.Pointer[string], refused <-chan []byte, done <-chan struct{}) {
 	notices := n.commits.subscribe()
 	defer n.commits.unsubscribe(notices)
@@ -299,6 +300,10 @@ func (n *Node) writePeer(c net.Conn, member *atomic.Pointer[string], refused <-c
 				break
 			}
 			sent = index
+			if n.appliesOnItsOwn(member, sentDurable, commitPoint{index: index, term: term}) {
+				n.noticesSkipped.Add(1)
+				break
+			}
 			if writePoint(bw, frameCommit, commitPoint{index: index, term: term}) != nil {
 				c.Close()
 				return
