@@ -44,6 +44,7 @@ func jsonKeys(t *testing.T, body string) (map[string]any, []string) {
 // The AdminServer answers ZooKeeper 3.8's commands with the same JSON shapes (the same
 // keys; nested ones too for stats), and monitor's keys are a subset of ZooKeeper's.
 func TestAdminServerMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	answers := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
 		port, err := ztest.FreePort()
@@ -183,6 +184,7 @@ func mustFreePort(t *testing.T) int {
 // (Every member is given the same admin port; one binds it, the others log that they
 // could not, as ZooKeeper's do.)
 func TestAdminServerClusterCommandsMatchZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) map[string]map[string]any {
 		port := mustFreePort(t)
@@ -233,6 +235,7 @@ func TestAdminServerClusterCommandsMatchZooKeeper(t *testing.T) {
 // empty zabstate. (monitor is left out: 3.8 fails it with a NullPointerException, 500;
 // zkraft answers it as the commands that need the server, docs/compatibility.md.)
 func TestAdminServerWithoutQuorumMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	commands := []string{"ruok", "stats", "server_stats", "configuration", "connections", "environment",
 		"is_read_only", "dump", "watch_summary", "watches", "watches_by_path", "dirs", "leader", "voting_view",
@@ -376,6 +379,7 @@ func TestAdminConnectionInfoMatchesZooKeeper(t *testing.T) {
 // AdminServer's voting_view and zabstate show it for the member that answers (host:port
 // of its clientPortAddress and clientPort), and "" for the others.
 func TestAdminOwnClientAddressMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) string {
 		port := mustFreePort(t)
@@ -424,6 +428,7 @@ func TestAdminOwnClientAddressMatchesZooKeeper(t *testing.T) {
 // take a snapshot; asked again 2 s later, with nothing written meanwhile, the answer is
 // the same and at least 2 s old.
 func TestAdminLastSnapshotMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	type lastSnapshot struct {
 		Zxid      string

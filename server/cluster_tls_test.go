@@ -191,6 +191,7 @@ func refusesPlaintext(addr string) error {
 // The same zoo.cfg and PEM stores make a ZooKeeper 3.8 ensemble whose members talk TLS
 // (the oracle for the keys and the store layout), refusing plaintext on its member ports.
 func TestSSLQuorumZooKeeperTakesSameConfig(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "kazoo", exec.Command(systemPy, "-c", "import kazoo").Run() == nil)
 	cfg, memberAddrs := sslQuorumConfig(t)
 	c, err := ztest.StartZooKeeperEnsemble(3, ztest.Options{Logf: t.Logf, ExtraConfig: cfg})
@@ -220,6 +221,7 @@ func TestSSLQuorumZooKeeperTakesSameConfig(t *testing.T) {
 // sslQuorum on, one with portUnification off. It serves after every restart, and at the
 // end refuses plaintext on every member port.
 func TestSSLQuorumRollingUpgradeWithPortUnification(t *testing.T) {
+	t.Parallel()
 	cfg, memberAddrs := sslQuorumConfig(t)
 	cfg["sslQuorum"] = "false"
 	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf, ExtraConfig: cfg})

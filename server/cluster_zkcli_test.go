@@ -71,6 +71,7 @@ func ensembleTranscripts(t *testing.T, script string, connect int, configStat bo
 }
 
 func TestZkCliOnEnsembleMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	want, got := ensembleTranscripts(t, zkCliScript, 3, false, nil)
 	if len(want) < 40 {
 		t.Fatalf("reference transcript too short:\n%s", strings.Join(want, "\n"))
@@ -89,6 +90,7 @@ func TestZkCliOnEnsembleMatchesZooKeeper(t *testing.T) {
 // client connections, at moments that vary from run to run; TestClusterReconfigAddAndRemove
 // covers committed changes.) zkCli talks to members 1 and 2 only.
 func TestZkCliReconfigMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	// Three members that do not run: six voters of which three are synced.
 	noQuorum := "reconfig -add server.5=127.0.0.1:1:2;3,server.6=127.0.0.1:4:5;6,server.7=127.0.0.1:7:8;9"
 	script := strings.Join([]string{

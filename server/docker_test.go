@@ -19,6 +19,7 @@ import (
 // (the minority stops serving, the majority goes on) and put back (it converges). Skipped
 // with a message when no Docker daemon answers; everything started is removed.
 func TestDockerComposeCluster(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds an image")
 	}

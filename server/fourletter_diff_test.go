@@ -524,6 +524,7 @@ func withMemberWithoutQuorum(t *testing.T, start func(int, ztest.Options) (*ztes
 // conf, dirs, crst, srst and hash too (hash without the newline); ruok, envi and gtmk
 // answer, isro answers "null".
 func TestFourLetterWordsWithoutQuorumMatchZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	words := []string{"ruok", "srvr", "stat", "conf", "cons", "mntr", "wchs", "wchc", "wchp", "dump", "isro", "dirs", "crst", "srst", "gtmk", "hash", "envi"}
 	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) map[string]string {
@@ -550,6 +551,7 @@ func TestFourLetterWordsWithoutQuorumMatchZooKeeper(t *testing.T) {
 // /zookeeper/config holds it. Ports and data dirs are replaced by names before the
 // members' answers are compared with a 3.8 ensemble's.
 func TestClusterConfMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) []string {
 		c, err := start(3, ztest.Options{Logf: t.Logf})
@@ -594,6 +596,7 @@ func confNames(conf string) string {
 // ReadOnlyZooKeeperServer, no quorum server: its conf has the quorum settings but no
 // membership, and its mntr no peer_state and no quorum_size (QuorumZooKeeperServer's).
 func TestReadOnlyMemberFourLetterWordsMatchZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	answers := func(start func(int, ztest.Options) (*ztest.Cluster, error)) map[string]string {
 		c, err := start(3, ztest.Options{Logf: t.Logf, JVMFlags: []string{"-Dreadonlymode.enabled=true"}})
@@ -631,6 +634,7 @@ func TestReadOnlyMemberFourLetterWordsMatchZooKeeper(t *testing.T) {
 // its state and peer state, zk_quorum_size (every quorum member prints it), the leader's
 // learner counts, and the tree's figures. Members are compared by role.
 func TestClusterMntrMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	keys := []string{"server_state", "peer_state", "quorum_size", "learners", "synced_followers",
 		"synced_non_voting_followers", "synced_observers", "pending_syncs", "znode_count", "ephemerals_count",

@@ -68,6 +68,7 @@ func TestMultiReadOfWritesAnswersAnEmptyResponse(t *testing.T) {
 
 // The same replies from ZooKeeper 3.8 and zkraft, byte for byte after the header.
 func TestMultiReadRefusalsMatchZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
 		s, err := start(ztest.Options{})

@@ -777,6 +777,7 @@ func TestOpsMatchZooKeeperWithoutExtendedTypes(t *testing.T) {
 // The same through a follower of 3-member ensembles: the write forwarded to the leader,
 // the reply from the follower.
 func TestOpsMatchZooKeeperEnsemble(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	steps := opsSteps()
 	zk, us := opsOnEnsembles(t, ztest.Options{}, 2, steps)

@@ -123,6 +123,7 @@ func randomSteps(seed int64, n int) []opStep {
 // data size, ephemerals and watches mntr shows at the end. A failure names the
 // first step that differs, the ones after it differing in its wake.
 func TestRandomOpsMatchZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	for _, seed := range []int64{1, 2} {
 		steps := randomSteps(seed, 400)

@@ -82,6 +82,7 @@ func quotaTargets(enforce bool) []string {
 }
 
 func TestQuotaZkCliMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	_, err := os.Stat(zkCli)
 	requireClient(t, "zkCli.sh and ZooKeeper 3.8", err == nil && ztest.Available() == nil)
 	for _, enforce := range []bool{false, true} {
@@ -118,6 +119,7 @@ func TestQuotaZkCliMatchesZooKeeper(t *testing.T) {
 }
 
 func TestQuotaKazooMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "kazoo and ZooKeeper 3.8", ztest.Available() == nil &&
 		exec.Command(systemPy, "-c", "import kazoo").Run() == nil)
 	for _, c := range []struct {

@@ -78,6 +78,7 @@ func smokeTargets(t *testing.T) map[string]func(t *testing.T) string {
 }
 
 func TestKazooClientAndRecipes(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "kazoo", exec.Command(systemPy, "-c", "import kazoo").Run() == nil)
 	for name, start := range smokeTargets(t) {
 		t.Run(name, func(t *testing.T) {
@@ -91,6 +92,7 @@ func TestKazooClientAndRecipes(t *testing.T) {
 }
 
 func TestJavaClientAndCurator(t *testing.T) {
+	t.Parallel()
 	_, err := exec.LookPath("javac")
 	_, jerr := os.Stat(filepath.Join(javaJarDir, "curator-recipes.jar"))
 	requireClient(t, "javac and Curator", err == nil && jerr == nil)

@@ -242,6 +242,7 @@ func TestSASLExchangeMatchesZooKeeper(t *testing.T) {
 // closed; a failed SASL exchange gets -124 too. Without a JAAS file a SASL token is
 // answered OK with no token; without SASLAuthenticationProvider, sasl ACLs are invalid.
 func TestSASLSettingsMatchZooKeeper(t *testing.T) {
+	t.Parallel()
 	t.Run("sessionRequireClientSASLAuth", func(t *testing.T) {
 		bothTranscripts(t, saslOptions(t, true, map[string]string{"authProvider.1": saslProvider, "sessionRequireClientSASLAuth": "true"}), func(t *testing.T, addr string) []string {
 			var out []string
@@ -339,6 +340,7 @@ func zkCliAs(jaas, section, script string) func(t *testing.T, addr string) []str
 // same JAAS file and SASLAuthenticationProvider: sasl ACLs authorise their user, another
 // user gets NoAuth, a wrong password gets AuthFailed, and the other clients go on.
 func TestSASLRealClientsMatchZooKeeper(t *testing.T) {
+	t.Parallel()
 	_, err := os.Stat(zkCli)
 	requireClient(t, "zkCli.sh", err == nil)
 	requireClient(t, "kazoo and puresasl", exec.Command(systemPy, "-c", "import kazoo, puresasl").Run() == nil)

@@ -127,6 +127,7 @@ func badTLSClients(t *testing.T, f *tlsFiles, secure string, good *zk.Conn) []st
 // connection, on ZooKeeper and zkraft alike; a client with a good certificate keeps
 // working meanwhile.
 func TestTLSBadInputMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	f := newTLSFiles(t)
 	servers := startTLSServers(t, f, nil)
 	out := map[string][]string{}

@@ -43,6 +43,7 @@ func zkCliOverTLS(t *testing.T, f *tlsFiles, addr, client, script string) []stri
 // TestZkCliOverTLSMatchesZooKeeper: zkCli.sh connects over TLS with a JKS key store to
 // both servers and prints the same transcript, x509 ACLs included.
 func TestZkCliOverTLSMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	_, err := os.Stat(zkCli)
 	requireClient(t, "zkCli.sh", err == nil)
 	f := newTLSFiles(t)
@@ -79,6 +80,7 @@ func TestZkCliOverTLSMatchesZooKeeper(t *testing.T) {
 // TestKazooOverTLSMatchesZooKeeper: kazoo with use_ssl, a CA and a PEM client
 // certificate gets the same outcomes and ACLs from both servers.
 func TestKazooOverTLSMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	requireClient(t, "kazoo", exec.Command(systemPy, "-c", "import kazoo").Run() == nil)
 	f := newTLSFiles(t)
 	servers := startTLSServers(t, f, nil)
@@ -105,6 +107,7 @@ func TestKazooOverTLSMatchesZooKeeper(t *testing.T) {
 // its own ZKClientConfig and certificate, print the same outcomes and ACLs against both
 // servers.
 func TestCuratorAndJavaAPIOverTLSMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	_, err := exec.LookPath("javac")
 	_, jerr := os.Stat(javaJarDir + "/curator-recipes.jar")
 	requireClient(t, "javac and Curator", err == nil && jerr == nil)

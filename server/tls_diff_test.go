@@ -141,6 +141,7 @@ func x509Steps(t *testing.T, f *tlsFiles, plain, secure string) []string {
 // TestX509ACLMatchesZooKeeper: x509 identities and ACLs give the same outcomes, and
 // the same stored ids, on ZooKeeper 3.8 and zkraft configured alike.
 func TestX509ACLMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	f := newTLSFiles(t)
 	servers := startTLSServers(t, f, nil)
 	want := x509Steps(t, f, servers["zookeeper"][0], servers["zookeeper"][1])
@@ -170,6 +171,7 @@ func TestAddAuthX509WithoutCertificate(t *testing.T) {
 // certificate is served (with no x509 id) and one with a certificate gets its id; with
 // none, no certificate is asked for, so nobody has an x509 id. Same on both servers.
 func TestClientAuthModesMatchZooKeeper(t *testing.T) {
+	t.Parallel()
 	f := newTLSFiles(t)
 	for _, mode := range []string{"want", "none"} {
 		t.Run(mode, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 // allow digital signatures, an extended key usage extension must allow TLS client
 // authentication (or any use). A certificate without either extension is served.
 func TestClientKeyUsageMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	f := newTLSFiles(t)
 	shapes := []struct {
 		name  string

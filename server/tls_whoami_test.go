@@ -12,6 +12,7 @@ import (
 // names users through the scheme's provider, and no provider serves "super"). The
 // order is not compared: ZooKeeper's is its hash set's (docs/compatibility.md).
 func TestWhoAmIOverTLSMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
 	_, err := os.Stat(zkCli)
 	requireClient(t, "zkCli.sh", err == nil)
 	f := newTLSFiles(t)
