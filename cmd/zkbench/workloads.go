@@ -174,9 +174,9 @@ func runSession(c *cell) stats {
 		all.close.merge(&w.phases.close)
 	}
 	if all.connect.n > 0 {
-		st.note = joinNote(fmt.Sprintf("connect p50 %.1f p99 %.1f ms, %d over 1 s; close p50 %.1f p99 %.1f ms, %d over 1 s",
-			ms(all.connect.quantile(0.5)), ms(all.connect.quantile(0.99)), all.connect.over(time.Second),
-			ms(all.close.quantile(0.5)), ms(all.close.quantile(0.99)), all.close.over(time.Second)), st.note)
+		st.note = joinNote(fmt.Sprintf("connect p50 %.1f p99 %.1f max %.1f ms, %d over 1 s; close p50 %.1f p99 %.1f max %.1f ms, %d over 1 s",
+			ms(all.connect.quantile(0.5)), ms(all.connect.quantile(0.99)), ms(all.connect.max), all.connect.over(time.Second),
+			ms(all.close.quantile(0.5)), ms(all.close.quantile(0.99)), ms(all.close.max), all.close.over(time.Second)), st.note)
 	}
 	return st
 }
