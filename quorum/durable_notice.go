@@ -49,9 +49,17 @@ func (n *Node) durableNotice(member *atomic.Pointer[string], sent commitPoint) (
 // own store returns, which it already did, so the notice would only cost a message on
 // each side. A follower that has not answered for p yet (its fdatasync is slower than
 // the other voters') still gets it: it may apply on it before its own store returns.
+//
+// Only while this member leads in p's term: a follower applies on a durable notice only
+// while the notice's term is its current one, so once a newer term may have begun (this
+// member no longer leads, or leads in a later term) the commit notice goes out as before
+// instead of leaving the follower to wait for the next leader's news.
 func (n *Node) appliesOnItsOwn(member *atomic.Pointer[string], durable, p commitPoint) bool {
 	id := member.Load()
 	if id == nil || durable.term != p.term || durable.index < p.index {
+		return false
+	}
+	if !n.IsLeader() || n.raft.CurrentTerm() != p.term {
 		return false
 	}
 	return n.lead.followers.holds(raft.ServerID(*id), p)

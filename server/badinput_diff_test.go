@@ -98,7 +98,6 @@ func nextReply(br *bufio.Reader) string {
 // TestBadInputAgainstZooKeeper sends the same bad input to ZooKeeper 3.8 and zkraft and
 // requires the same outcome, and that another client is served throughout.
 func TestBadInputAgainstZooKeeper(t *testing.T) {
-	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	frame := func(rs ...jute.Record) []byte { return jute.AppendFrame(nil, rs...) }
 	cases := []struct {

@@ -381,7 +381,6 @@ func movedSession(s *sessionsOn, a *rawClient, last int64) {
 // TestSessionsAcrossMembersMatchZooKeeper runs the same scenarios on a 3-member ZooKeeper
 // 3.8 ensemble and a 3-member zkraft cluster.
 func TestSessionsAcrossMembersMatchZooKeeper(t *testing.T) {
-	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	run := func(start func(int, ztest.Options) (*ztest.Cluster, error)) []string {
 		c, err := start(3, ztest.Options{Logf: t.Logf, JVMFlags: []string{"-Dznode.container.checkIntervalMs=1000"}})

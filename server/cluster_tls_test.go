@@ -221,7 +221,6 @@ func TestSSLQuorumZooKeeperTakesSameConfig(t *testing.T) {
 // sslQuorum on, one with portUnification off. It serves after every restart, and at the
 // end refuses plaintext on every member port.
 func TestSSLQuorumRollingUpgradeWithPortUnification(t *testing.T) {
-	t.Parallel()
 	cfg, memberAddrs := sslQuorumConfig(t)
 	cfg["sslQuorum"] = "false"
 	c, err := ztest.StartZkraftCluster(3, ztest.Options{Logf: t.Logf, ExtraConfig: cfg})

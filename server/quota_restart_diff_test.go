@@ -27,7 +27,6 @@ var quotaRestartScript = strings.Join([]string{
 // again when it loads its data; zkraft keeps the counts it agreed on) listquota, the
 // stats node and mntr's quota and data size lines are the same on both.
 func TestQuotaAfterRestartMatchesZooKeeper(t *testing.T) {
-	t.Parallel()
 	_, err := os.Stat(zkCli)
 	requireClient(t, "zkCli.sh and ZooKeeper 3.8", err == nil && ztest.Available() == nil)
 	after := "listquota /r\nget /zookeeper/quota/r/zookeeper_stats\nstat /zookeeper/quota/r/zookeeper_stats\nls /r\nquit\n"

@@ -30,7 +30,6 @@ func readOnlyOptions(t *testing.T) ztest.Options {
 // of writes, isro, srvr and mntr, kazoo's read-only client, and what happens to it when
 // the two come back.
 func TestReadOnlyModeMatchesZooKeeper(t *testing.T) {
-	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8, java and kazoo", ztest.Available() == nil)
 	want := readOnlyTranscript(t, "zookeeper", ztest.StartZooKeeperEnsemble)
 	got := readOnlyTranscript(t, "zkraft", ztest.StartZkraftCluster)

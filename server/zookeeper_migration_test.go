@@ -158,7 +158,6 @@ func migCompareSeen(t *testing.T, now, before map[string]migNode) {
 // A real ZooKeeper 3.8's data dir is read node by node as its clients saw it, and a
 // snapshot written from that state starts a second ZooKeeper 3.8 with the same tree.
 func TestZooKeeperDataDirRoundTrip(t *testing.T) {
-	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	srv, err := ztest.StartZooKeeper(ztest.Options{Logf: t.Logf})
 	if err != nil {
