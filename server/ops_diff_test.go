@@ -189,6 +189,11 @@ func runOps(t *testing.T, addrs []string, n int, steps []opStep) []string {
 	}
 	var out []string
 	for _, s := range steps {
+		// Each step gets its own 30 s, not the connection its 30 s in all: a script of
+		// hundreds of fsynced writes on a loaded machine can run longer than that.
+		for _, c := range clients {
+			c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+		}
 		if s.op == opPause {
 			time.Sleep(time.Duration(s.req.(pause)))
 			out = append(out, "paused")

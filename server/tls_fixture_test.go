@@ -126,7 +126,21 @@ func (f *tlsFiles) zkOverTLS(t *testing.T, addr, name string) *zk.Conn {
 	t.Helper()
 	cfg := f.clientTLS(name)
 	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
-		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg)
+		nc, err := net.DialTimeout(network, address, timeout)
+		if err != nil {
+			return nil, err
+		}
+		// The handshake gets 10 s of its own: go-zookeeper's dial timeout is 1 s, and a
+		// loaded machine can keep a JVM's first handshake past that; the client would
+		// give up and dial again, and the server count a failed handshake.
+		tc := tls.Client(nc, cfg)
+		tc.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		tc.SetDeadline(time.Time{})
+		return tc, nil
 	}
 	return zkConnect(t, addr, dial)
 }

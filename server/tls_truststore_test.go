@@ -43,7 +43,9 @@ func firstExchangeState(secure string, cfg *tls.Config) (string, tls.ConnectionS
 	}
 	tc := tls.Client(nc, cfg)
 	defer tc.Close()
-	tc.SetDeadline(time.Now().Add(5 * time.Second))
+	// 15 s: a refusal comes at once, but a JVM's first handshake on a loaded machine can
+	// take seconds, and a timeout would read as a refusal.
+	tc.SetDeadline(time.Now().Add(15 * time.Second))
 	if err := tc.Handshake(); err != nil {
 		return "handshake refused", tls.ConnectionState{}
 	}
