@@ -28,6 +28,10 @@ type Config struct {
 	// the other setting, and every member applies the log's.
 	EnforceQuota bool
 	TickTime     time.Duration // session expiry bucket width
+	// SyncWindow is how lately a member must have answered the leader to count as
+	// synced when a reconfig's quorum is judged: ZooKeeper's syncLimit ticks (a learner
+	// is synced while its last packet is at most syncLimit ticks old). 0: two ticks.
+	SyncWindow time.Duration
 	// ContainerCheckInterval is how often the leader looks for empty containers and
 	// expired TTL nodes (znode.container.checkIntervalMs).
 	ContainerCheckInterval time.Duration

@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"cmp"
 	"sync"
 	"time"
 
@@ -90,7 +91,7 @@ func (n *Node) judgeQuorum(e *Entry) bool {
 		return false
 	}
 	synced := 0
-	recent := time.Now().Add(-2 * n.cfg.TickTime)
+	recent := time.Now().Add(-cmp.Or(n.cfg.SyncWindow, 2*n.cfg.TickTime))
 	for _, p := range next.Peers {
 		if !p.Observer && (p.ID == n.cfg.ID || n.answeredSince(p.ID, recent)) {
 			synced++

@@ -176,3 +176,29 @@ func TestConfigNodeWithoutAMembershipLoadsAsNone(t *testing.T) {
 		t.Fatalf("the configured membership written again: %v, %v", res[0].Err, m)
 	}
 }
+
+// A member counts as synced for a reconfig if it answered within SyncWindow
+// (ZooKeeper's syncLimit ticks: a learner is synced while its last packet is at most
+// syncLimit ticks old), or two ticks without one.
+func TestJudgeReconfigSyncWindow(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		window time.Duration
+		want   int32
+	}{
+		{"two ticks without a window", 0, OpReconfigNoQuorum},
+		{"syncLimit 5 ticks", 5 * time.Second, jute.OpReconfig},
+		{"syncLimit 2 ticks", 2 * time.Second, OpReconfigNoQuorum},
+	} {
+		ct := &contactTransport{}
+		ct.answered.Store(raft.ServerID("2"), time.Now().Add(-3*time.Second)) // silent for 3 ticks
+		ct.answered.Store(raft.ServerID("3"), time.Now().Add(-time.Minute))
+		n := &Node{cfg: Config{ID: "1", TickTime: time.Second, SyncWindow: c.window}, FSM: reconfigFSM(t), trans: ct}
+		// Leaving 3: the new voters 1 and 2 need both; 2 answered 3 s ago.
+		e := &Entry{Op: jute.OpReconfig, Super: true, Req: &jute.ReconfigRequest{LeavingServers: "3", CurConfigId: -1}}
+		n.judgeReconfig(e, 1)
+		if e.Op != c.want {
+			t.Errorf("%s: op %d, want %d", c.name, e.Op, c.want)
+		}
+	}
+}

@@ -127,8 +127,9 @@ type Config struct {
 	// member; no Servers: standalone.
 	ServerID int
 	Servers  []quorum.Peer
-	// InitLimit and SyncLimit are zoo.cfg's, in ticks: only shown (conf), as Raft's
-	// timing follows tickTime.
+	// InitLimit and SyncLimit are zoo.cfg's, in ticks: shown (conf), and SyncLimit
+	// ticks are how lately a member must have answered to count as synced for a
+	// reconfig; Raft's timing follows tickTime.
 	InitLimit, SyncLimit int
 	// Network carries the members' streams; nil is TCP. Tests set it to cut links.
 	Network quorum.Network

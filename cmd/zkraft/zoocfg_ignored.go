@@ -11,8 +11,8 @@ import (
 
 // ignoredKey is a ZooKeeper key that has no effect in zkraft: a warning names it and
 // why. read, if set, refuses a value ZooKeeper's QuorumPeerConfig refuses, so a zoo.cfg
-// ZooKeeper would not start does not start zkraft either; initLimit and syncLimit are
-// also kept to be shown (a member's conf prints them, as ZooKeeper's does).
+// ZooKeeper would not start does not start zkraft either; initLimit is also kept to be
+// shown (a member's conf prints it, as ZooKeeper's does).
 type ignoredKey struct {
 	why  string
 	read func(*server.Config, string) error
@@ -33,7 +33,6 @@ const (
 
 var ignoredKeys = map[string]ignoredKey{
 	"initLimit":                               {raftTiming, intKey(func(c *server.Config, n int) { c.InitLimit = n })},
-	"syncLimit":                               {raftTiming, intKey(func(c *server.Config, n int) { c.SyncLimit = n })},
 	"connectToLearnerMasterLimit":             {raftTiming, anyInt},
 	"autopurge.purgeInterval":                 {"zkraft compacts its log behind snapshots on its own", anyInt},
 	"standaloneEnabled":                       {"zkraft runs standalone when no servers are listed", anyBool},
