@@ -29,8 +29,9 @@ type Config struct {
 	EnforceQuota bool
 	TickTime     time.Duration // session expiry bucket width
 	// SyncWindow is how lately a member must have answered the leader to count as
-	// synced when a reconfig's quorum is judged: ZooKeeper's syncLimit ticks (a learner
-	// is synced while its last packet is at most syncLimit ticks old). 0: two ticks.
+	// synced, for a reconfig's quorum and mntr's synced followers: ZooKeeper's syncLimit
+	// ticks (a learner is synced while its last packet is at most syncLimit ticks old).
+	// 0: two ticks.
 	SyncWindow time.Duration
 	// ContainerCheckInterval is how often the leader looks for empty containers and
 	// expired TTL nodes (znode.container.checkIntervalMs).
@@ -681,14 +682,18 @@ func (n *Node) peer(id string) (Peer, bool) {
 
 func (n *Node) learnerSeen(id string) { n.learners.Store(id, time.Now()) }
 
-// Learners counts, on the leader, the members heard from in the last two ticks whose
+// syncWindow is Config.SyncWindow, or two ticks without one.
+func (n *Node) syncWindow() time.Duration { return cmp.Or(n.cfg.SyncWindow, 2*n.cfg.TickTime) }
+
+// Learners counts, on the leader, the members heard from within the sync window whose
 // stream has not ended since, as ZooKeeper's leader counts its synced followers and
-// observers. Elsewhere both are 0.
+// observers (it drops a learner whose socket closed, or read nothing for syncLimit
+// ticks). Elsewhere both are 0.
 func (n *Node) Learners() (followers, observers int) {
 	if !n.IsLeader() {
 		return 0, 0
 	}
-	recent := time.Now().Add(-2 * n.cfg.TickTime)
+	recent := time.Now().Add(-n.syncWindow())
 	n.learners.Range(func(k, v any) bool {
 		id := k.(string)
 		p, ok := n.peer(id)

@@ -1,7 +1,6 @@
 package quorum
 
 import (
-	"cmp"
 	"sync"
 	"time"
 
@@ -91,7 +90,7 @@ func (n *Node) judgeQuorum(e *Entry) bool {
 		return false
 	}
 	synced := 0
-	recent := time.Now().Add(-cmp.Or(n.cfg.SyncWindow, 2*n.cfg.TickTime))
+	recent := time.Now().Add(-n.syncWindow())
 	for _, p := range next.Peers {
 		if !p.Observer && (p.ID == n.cfg.ID || n.answeredSince(p.ID, recent)) {
 			synced++

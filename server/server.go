@@ -136,8 +136,8 @@ func (s *Server) Start() error {
 		// member answers again (quorum's peerBack).
 		qc.CommitTimeout = max(qc.CommitTimeout, s.cfg.TickTime)
 		qc.Network = s.cfg.Network
-		// A reconfig counts a member synced as ZooKeeper's leader does: heard from in the
-		// last syncLimit ticks.
+		// A reconfig and mntr's synced followers count a member synced as ZooKeeper's
+		// leader does: heard from in the last syncLimit ticks.
 		qc.SyncWindow = time.Duration(s.cfg.SyncLimit) * s.cfg.TickTime
 		var err error
 		if qc.TLS, err = s.cfg.QuorumSSL.quorumTLS(); err != nil {
