@@ -56,8 +56,17 @@ func (t *contactTransport) AppendEntries(id raft.ServerID, target raft.ServerAdd
 	err := t.NetworkTransport.AppendEntries(id, target, args, resp)
 	if err != nil {
 		// ErrTransportShutdown: this server is stopping, not the peer.
-		if !errors.Is(err, raft.ErrTransportShutdown) && t.reach.failed(id, err) {
-			t.dropStale(id)
+		if !errors.Is(err, raft.ErrTransportShutdown) {
+			if connRefused(err) || hungUp(err) {
+				// Its process is gone (its port refuses, or it closed or reset the
+				// stream), not slow: it is no longer synced for a reconfig, as a
+				// ZooKeeper leader drops a learner whose socket closed at once rather
+				// than after syncLimit ticks.
+				t.answered.Delete(id)
+			}
+			if t.reach.failed(id, err) {
+				t.dropStale(id)
+			}
 		}
 		return err
 	}

@@ -44,6 +44,9 @@ func TestAnOutageClosesThePipelineToThePeer(t *testing.T) {
 	if err := heartbeat(); err != nil {
 		t.Fatal(err)
 	}
+	if _, ok := leader.answered.Load(raft.ServerID("2")); !ok {
+		t.Fatal("a heartbeat answered was not noted")
+	}
 	pipe, err := leader.AppendEntriesPipeline("2", target)
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +58,9 @@ func TestAnOutageClosesThePipelineToThePeer(t *testing.T) {
 	}
 	if n := leader.reach.nDown.Load(); n != 1 {
 		t.Fatalf("%d peers down after a failed heartbeat, want 1", n)
+	}
+	if _, ok := leader.answered.Load(raft.ServerID("2")); ok {
+		t.Fatal("a member whose process ended still counts as having answered (a reconfig's synced members)")
 	}
 	leader.reach.answered("2") // the member is back
 	_, err = pipe.AppendEntries(&raft.AppendEntriesRequest{Term: 1, Entries: []*raft.Log{{Index: 1, Term: 1, Type: raft.LogCommand}}}, &raft.AppendEntriesResponse{})

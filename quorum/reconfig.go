@@ -43,7 +43,8 @@ type pendingReconfig struct {
 // judgeReconfig is run by the leader on a reconfig entry before it enters the log. If
 // the version and arguments are fine by the membership now (else Apply refuses them)
 // but fewer than a majority of the new membership's voters are this leader or members
-// that answered it within the last two ticks, the entry becomes OpReconfigNoQuorum.
+// that answered it within the sync window (syncLimit ticks, Config.SyncWindow) and did
+// not refuse its last connection since, the entry becomes OpReconfigNoQuorum.
 // ZooKeeper's leader asks the same (Leader.isQuorumSynced), so a reconfig that would
 // leave the cluster without a working quorum is refused instead of committed. Unlike
 // ZooKeeper's, it does not count new servers: they are not heartbeated before the

@@ -128,8 +128,8 @@ type Config struct {
 	ServerID int
 	Servers  []quorum.Peer
 	// InitLimit and SyncLimit are zoo.cfg's, in ticks: shown (conf), and SyncLimit
-	// ticks are how lately a member must have answered to count as synced for a
-	// reconfig; Raft's timing follows tickTime.
+	// ticks are how lately a member must have answered to count as synced (a
+	// reconfig's quorum, mntr's synced followers); Raft's timing follows tickTime.
 	InitLimit, SyncLimit int
 	// Network carries the members' streams; nil is TCP. Tests set it to cut links.
 	Network quorum.Network

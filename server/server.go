@@ -137,8 +137,11 @@ func (s *Server) Start() error {
 		qc.CommitTimeout = max(qc.CommitTimeout, s.cfg.TickTime)
 		qc.Network = s.cfg.Network
 		// A reconfig and mntr's synced followers count a member synced as ZooKeeper's
-		// leader does: heard from in the last syncLimit ticks.
-		qc.SyncWindow = time.Duration(s.cfg.SyncLimit) * s.cfg.TickTime
+		// leader does: heard from in the last syncLimit ticks (at most a day, so the
+		// product cannot overflow; 0 or less leaves quorum's two ticks).
+		if s.cfg.SyncLimit > 0 && s.cfg.TickTime > 0 {
+			qc.SyncWindow = min(time.Duration(s.cfg.SyncLimit), 24*time.Hour/s.cfg.TickTime+1) * s.cfg.TickTime
+		}
 		var err error
 		if qc.TLS, err = s.cfg.QuorumSSL.quorumTLS(); err != nil {
 			return err

@@ -3,9 +3,7 @@ package server
 import (
 	"crypto/tls"
 	"fmt"
-	"net"
 	"testing"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -23,10 +21,7 @@ func TestEmptySubjectCertificateMatchesZooKeeper(t *testing.T) {
 	steps := func(secure string) []string {
 		cfg := f.clientTLS("")
 		cfg.Certificates = []tls.Certificate{{Certificate: [][]byte{leaf.Cert.Raw}, PrivateKey: leaf.Key}}
-		dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
-			return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg)
-		}
-		c := zkConnect(t, secure, dial)
+		c := zkConnect(t, secure, tlsDialer(cfg))
 		_, err := c.Create("/empty-subject", nil, 0, zk.AuthACL(zk.PermAll))
 		lines := []string{"create with an auth ACL: " + zkOutcome(err)}
 		acl, _, err := c.GetACL("/empty-subject")

@@ -124,8 +124,12 @@ func (f *tlsFiles) clientTLS(name string) *tls.Config {
 // zkOverTLS connects go-zookeeper over TLS with the named certificate.
 func (f *tlsFiles) zkOverTLS(t *testing.T, addr, name string) *zk.Conn {
 	t.Helper()
-	cfg := f.clientTLS(name)
-	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+	return zkConnect(t, addr, tlsDialer(f.clientTLS(name)))
+}
+
+// tlsDialer is a go-zookeeper dialer over TLS with cfg.
+func tlsDialer(cfg *tls.Config) zk.Dialer {
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		nc, err := net.DialTimeout(network, address, timeout)
 		if err != nil {
 			return nil, err
@@ -142,7 +146,6 @@ func (f *tlsFiles) zkOverTLS(t *testing.T, addr, name string) *zk.Conn {
 		tc.SetDeadline(time.Time{})
 		return tc, nil
 	}
-	return zkConnect(t, addr, dial)
 }
 
 // zkConnect connects go-zookeeper (through dial, if not nil) and waits for its session.

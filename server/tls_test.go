@@ -63,12 +63,6 @@ func (p *pemTLS) client(t *testing.T, cn string) *tls.Config {
 		Certificates: []tls.Certificate{{Certificate: [][]byte{leaf.Cert.Raw}, PrivateKey: leaf.Key}}}
 }
 
-func tlsDialer(cfg *tls.Config) zk.Dialer {
-	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg)
-	}
-}
-
 // TestTLSHandshakeDeadline: a client that stalls its handshake is closed at the
 // deadline and counted, while a TLS client keeps working.
 func TestTLSHandshakeDeadline(t *testing.T) {

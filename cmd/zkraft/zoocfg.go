@@ -22,8 +22,9 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"dataDir":           func(c *server.Config, v string) error { c.DataDir = v; return nil },
 	"dataLogDir":        func(c *server.Config, v string) error { c.DataLogDir = v; return nil },
 	"tickTime":          msKey(func(c *server.Config, d time.Duration) { c.TickTime = d }),
-	// How lately, in ticks, a member must have answered the leader to count as synced
-	// for a reconfig's quorum (ZooKeeper's syncLimit); Raft's timing follows tickTime.
+	// How lately, in ticks, a member must have answered the leader to count as synced,
+	// for a reconfig's quorum and mntr's synced followers (ZooKeeper's syncLimit);
+	// Raft's timing follows tickTime.
 	"syncLimit":         intKey(func(c *server.Config, n int) { c.SyncLimit = n }),
 	"minSessionTimeout": msKey(func(c *server.Config, d time.Duration) { c.MinSessionTimeout = d }),
 	"maxSessionTimeout": msKey(func(c *server.Config, d time.Duration) { c.MaxSessionTimeout = d }),

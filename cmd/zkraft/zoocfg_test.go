@@ -25,6 +25,7 @@ extendedTypesEnabled=false
 enableExistsACLCheck=false
 fsync.warningthresholdms=250
 initLimit=10
+syncLimit=5
 someFutureKey=1
 server.1=a:2888:3888
 server.2=b:2889:3889:observer;2181
@@ -34,7 +35,7 @@ server.2=b:2889:3889:observer;2181
 	}
 	if cfg.TickTime != 500*time.Millisecond || cfg.ClientPort != 2999 || cfg.DataDir != "/tmp/x" ||
 		cfg.ExtendedTypes || cfg.ExistsACLCheck || strings.Join(cfg.FourLetterWhitelist, ",") != "ruok,srvr" ||
-		cfg.FsyncWarning != 250*time.Millisecond || cfg.InitLimit != 10 {
+		cfg.FsyncWarning != 250*time.Millisecond || cfg.InitLimit != 10 || cfg.SyncLimit != 5 {
 		t.Fatalf("parsed %+v", cfg)
 	}
 	joined := strings.Join(warnings, "\n")
@@ -46,6 +47,9 @@ server.2=b:2889:3889:observer;2181
 		if !strings.Contains(joined, key) {
 			t.Errorf("no warning names %s: %q", key, warnings)
 		}
+	}
+	if strings.Contains(joined, "syncLimit") { // it sets the synced window (server.Config.SyncLimit)
+		t.Errorf("a warning names syncLimit: %q", warnings)
 	}
 	if _, err := parseZooCfg(strings.NewReader("tickTime=soon\n"), &cfg); err == nil || !strings.Contains(err.Error(), "tickTime") {
 		t.Fatalf("bad value: %v", err)
