@@ -693,7 +693,13 @@ func (n *Node) Learners() (followers, observers int) {
 	if !n.IsLeader() {
 		return 0, 0
 	}
-	recent := time.Now().Add(-n.syncWindow())
+	return n.learnersAt(time.Now())
+}
+
+// learnersAt counts the members other than this one heard from within the sync window
+// before now.
+func (n *Node) learnersAt(now time.Time) (followers, observers int) {
+	recent := now.Add(-n.syncWindow())
 	n.learners.Range(func(k, v any) bool {
 		id := k.(string)
 		p, ok := n.peer(id)

@@ -202,3 +202,33 @@ func TestJudgeReconfigSyncWindow(t *testing.T) {
 		}
 	}
 }
+
+// mntr's synced followers use the reconfig's window: a follower silent for three ticks
+// counts with syncLimit 5, not with syncLimit 2 or without syncLimit (two ticks); an
+// observer is counted apart, and this member never.
+func TestLearnersSyncWindow(t *testing.T) {
+	const withObserver = threeMembers + "server.4=127.0.0.1:2394:2494:observer\n"
+	for _, c := range []struct {
+		name                string
+		window              time.Duration
+		followers, observer int
+	}{
+		{"two ticks without a window", 0, 0, 1},
+		{"syncLimit 5 ticks", 5 * time.Second, 1, 1},
+		{"syncLimit 2 ticks", 2 * time.Second, 0, 1},
+	} {
+		f := NewFSM(datatree.Options{})
+		if r := applyAll(t, f, []*Entry{{Op: OpSetConfig, Time: 1001, Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: []byte(withObserver), Version: -1}}}); r[0].Err != jute.OK {
+			t.Fatalf("membership: %v", r[0].Err)
+		}
+		n := &Node{cfg: Config{ID: "1", TickTime: time.Second, SyncWindow: c.window}, FSM: f}
+		now := time.Now()
+		n.learners.Store("1", now)                     // this member: never counted
+		n.learners.Store("2", now.Add(-3*time.Second)) // silent for three ticks
+		n.learners.Store("3", now.Add(-time.Minute))   // gone
+		n.learners.Store("4", now.Add(-time.Second))   // the observer, one tick ago
+		if fo, ob := n.learnersAt(now); fo != c.followers || ob != c.observer {
+			t.Errorf("%s: %d followers and %d observers, want %d and %d", c.name, fo, ob, c.followers, c.observer)
+		}
+	}
+}
