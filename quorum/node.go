@@ -197,6 +197,8 @@ type Node struct {
 	logFailed chan error
 	// proposalSizes are the sizes of the entries proposed while leading (mntr, srvr).
 	proposalSizes *proposalSizes
+	// applies waits on raft's futures of the writes this member proposes as leader.
+	applies applyWaiter
 	// reconfig is the reconfig this member let through as leader (judgeReconfig).
 	reconfig pendingReconfig
 	// freshReadWait bounds WaitFreshRead (the constant, or Config.freshReadWait).

@@ -210,7 +210,7 @@ func (n *Node) path() (path, error) {
 func (n *Node) send(e *Entry, p path) Future {
 	if p.peer == nil {
 		n.judgeReconfig(e, p.term)
-		return n.applyEntry(e.Op, e.Marshal())
+		return n.applies.wait(n.applyEntry(e.Op, e.Marshal()))
 	}
 	return n.fwd.send(e, p.peer)
 }
