@@ -134,9 +134,19 @@ func (f *streamFuture) Response() interface{} {
 
 // settle waits for the outcome of f, the oldest outstanding write, sending it and the
 // writes after it again while the leader refused them unappended (for up to ten
-// heartbeat timeouts). A write refused as out of its connection's order fails too.
+// heartbeat timeouts from the first refusal). A write refused as out of its
+// connection's order fails too.
 func (s *Stream) settle(f *streamFuture) error {
-	deadline := time.Now().Add(10 * s.n.cfg.HeartbeatTimeout)
+	var deadline time.Time // set at the first refusal: most writes read no clock here
+	retrying := func(err error) bool {
+		if !notAppended(err) {
+			return false
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(10 * s.n.cfg.HeartbeatTimeout)
+		}
+		return time.Now().Before(deadline)
+	}
 	for {
 		s.mu.Lock()
 		inner := f.inner
@@ -149,11 +159,12 @@ func (s *Stream) settle(f *streamFuture) error {
 				err = ErrOrderBroken
 			}
 		}
-		if notAppended(err) && time.Now().Before(deadline) {
+		retry := retrying(err)
+		if retry {
 			time.Sleep(10 * time.Millisecond) // a member just refused it: let the election go on
 		}
 		s.mu.Lock()
-		if notAppended(err) && s.err == nil && time.Now().Before(deadline) {
+		if retry && s.err == nil && time.Now().Before(deadline) {
 			if p, perr := s.n.path(); perr == nil {
 				if s.sendAll(s.out, p) { // f first, then the rest in order
 					s.path = p
