@@ -832,6 +832,7 @@ func (n *Node) Close() error {
 		n.prompt.stop()
 	}
 	err := n.raft.Shutdown().Error()
+	n.applies.stop(raft.ErrRaftShutdown)
 	if c, ok := n.trans.(io.Closer); ok {
 		c.Close()
 	}

@@ -204,10 +204,11 @@ func TestJudgeReconfigSyncWindow(t *testing.T) {
 }
 
 // mntr's synced followers use the reconfig's window: a follower silent for three ticks
-// counts with syncLimit 5, not with syncLimit 2 or without syncLimit (two ticks); an
-// observer is counted apart, and this member never.
+// counts with syncLimit 5, not with syncLimit 2 or without syncLimit (two ticks);
+// observers are counted apart, by the same window, and this member never.
 func TestLearnersSyncWindow(t *testing.T) {
-	const withObserver = threeMembers + "server.4=127.0.0.1:2394:2494:observer\n"
+	const withObserver = threeMembers + "server.4=127.0.0.1:2394:2494:observer\n" +
+		"server.5=127.0.0.1:2395:2495:observer\n"
 	for _, c := range []struct {
 		name                string
 		window              time.Duration
@@ -226,7 +227,8 @@ func TestLearnersSyncWindow(t *testing.T) {
 		n.learners.Store("1", now)                     // this member: never counted
 		n.learners.Store("2", now.Add(-3*time.Second)) // silent for three ticks
 		n.learners.Store("3", now.Add(-time.Minute))   // gone
-		n.learners.Store("4", now.Add(-time.Second))   // the observer, one tick ago
+		n.learners.Store("4", now.Add(-time.Second))   // an observer, one tick ago
+		n.learners.Store("5", now.Add(-time.Minute))   // an observer gone
 		if fo, ob := n.learnersAt(now); fo != c.followers || ob != c.observer {
 			t.Errorf("%s: %d followers and %d observers, want %d and %d", c.name, fo, ob, c.followers, c.observer)
 		}

@@ -43,8 +43,9 @@ func (s *stage) put(p *pending) bool {
 		}
 		s.mu.Lock()
 	}
-	if len(s.queue) == cap(s.queue) && s.head > 0 {
-		// Reuse what the stage has run through before growing the queue.
+	if len(s.queue) == cap(s.queue) && s.head >= len(s.queue)/2 {
+		// Reuse what the stage has run through before growing the queue; only once half
+		// is run through, so a steady backlog does not copy the whole queue per request.
 		n := copy(s.queue, s.queue[s.head:])
 		clear(s.queue[n:])
 		s.queue, s.head = s.queue[:n], 0
