@@ -44,9 +44,9 @@ func (t *Tree) unindex(path string, n *node) {
 }
 
 // link adds n (id, with its acl ref already acquired) under parent at path.
-func (t *Tree) link(parent *node, path string, id nodeID, n *node) {
+func (t *Tree) link(parent *node, path string, id nodeID, n *node, at childPlace) {
 	t.touch(parent)
-	t.addChild(parent, id, t.name(n))
+	t.addChild(parent, id, t.name(n), at)
 	t.nodes++
 	t.dataSize += javaLen(path) + int64(max(n.dataLen, 0))
 	t.index(path, n)
@@ -77,7 +77,7 @@ func (t *Tree) unlink(parent *node, path string, n *node) {
 		acl := t.acls.get(n.acl)
 		t.logUndo(func() {
 			n.acl = t.acls.acquire(acl)
-			t.addChild(parent, id, t.name(n))
+			t.addChild(parent, id, t.name(n), childPlace{})
 			t.nodes++
 			t.dataSize += javaLen(path) + int64(max(n.dataLen, 0))
 			t.index(path, n)

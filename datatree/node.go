@@ -113,12 +113,18 @@ func (t *Tree) child(n *node, name string) *node {
 // hasChild reports whether n has a child called name. A name that sorts after every
 // child needs no search: sequential nodes come so, and a snapshot lists names in order.
 func (t *Tree) hasChild(n *node, name string) bool {
-	c := t.kidsOf(n)
-	return !c.sortsLast(t, name) && c.get(t, name) != 0
+	found, _ := t.findChild(n, name)
+	return found
 }
 
-// addChild links id (named name) under n; the caller has checked the name is free.
-func (t *Tree) addChild(n *node, id nodeID, name string) {
+// findChild is hasChild, and where an absent name goes for addChild (children.find).
+func (t *Tree) findChild(n *node, name string) (bool, childPlace) {
+	return t.kidsOf(n).find(t, name)
+}
+
+// addChild links id (named name) under n, at at if findChild placed it with nothing
+// changed in n's children since; the caller has checked the name is free.
+func (t *Tree) addChild(n *node, id nodeID, name string, at childPlace) {
 	if n.kids == 0 {
 		if k := len(t.freeKids); k > 0 {
 			n.kids = t.freeKids[k-1]
@@ -128,7 +134,7 @@ func (t *Tree) addChild(n *node, id nodeID, name string) {
 			n.kids = uint32(len(t.kidTab) - 1)
 		}
 	}
-	t.kidTab[n.kids].add(t, id, name)
+	t.kidTab[n.kids].add(t, id, name, at)
 }
 
 // removeChild unlinks the child called name and returns its id (0 if absent).

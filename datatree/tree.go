@@ -120,7 +120,7 @@ func New(opts Options) *Tree {
 
 func (t *Tree) attach(parent *node, name string, data []byte, acl []jute.ACL, st storedStat) *node {
 	id, n := t.newNode(name, data, t.acls.acquire(acl), st)
-	t.addChild(parent, id, name)
+	t.addChild(parent, id, name, childPlace{})
 	t.nodes++
 	return n
 }

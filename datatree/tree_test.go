@@ -96,11 +96,14 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 	c := &children{}
 	names := map[string]nodeID{}
 	x := uint32(7)
-	grew := false
+	grew, placed := false, false
 	for i := 0; i < 30000; i++ {
 		x = x*1664525 + 1013904223
 		name := string(rune('a'+x%26)) + string(rune('a'+(x>>8)%26)) + string(rune('a'+(x>>16)%26)) + string(rune('a'+(x>>24)%8))
-		if id, ok := names[name]; ok {
+		found, at := c.find(tr, name)
+		if id, ok := names[name]; found != ok {
+			t.Fatalf("find %q: %v, want %v", name, found, ok)
+		} else if ok {
 			if got := c.remove(tr, name); got != id {
 				t.Fatalf("remove %q gave %d, want %d", name, got, id)
 			}
@@ -108,15 +111,19 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 		} else {
 			id, _ := tr.newNode(name, nil, 0, storedStat{})
 			names[name] = id
-			c.add(tr, id, name)
+			if i%2 == 0 {
+				at = childPlace{} // half placed by find's search, half by insert's own
+			}
+			placed = placed || at.ok
+			c.add(tr, id, name, at)
 		}
 		grew = grew || len(c.chunks) > 8
 		if i%997 == 0 {
 			checkChildren(t, tr, c, names)
 		}
 	}
-	if !grew {
-		t.Fatalf("the list never spanned many chunks")
+	if !grew || !placed {
+		t.Fatalf("the list never spanned many chunks (%v), or find never placed a name (%v)", grew, placed)
 	}
 	checkChildren(t, tr, c, names)
 	// Back to one chunk and to none, in map order.
