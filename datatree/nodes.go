@@ -75,7 +75,7 @@ func (t *Tree) load(path string, data []byte, acl aclRef, st storedStat) error {
 		path = strings.Clone(path) // indexes keep it
 	}
 	id, n := t.newNode(name, data, acl, st)
-	t.link(parent, path, id, n, childPlace{}) // a snapshot lists names in order: insert appends
+	t.link(parent, path, id, n, childPlace{}) // names come in order from a snapshot: insert appends (else it searches)
 	t.indexQuota(path, 1)
 	return nil
 }

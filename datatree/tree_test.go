@@ -111,7 +111,7 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 		} else {
 			id, _ := tr.newNode(name, nil, 0, storedStat{})
 			names[name] = id
-			if i%2 == 0 {
+			if (x>>5)&1 == 0 {
 				at = childPlace{} // half placed by find's search, half by insert's own
 			}
 			placed = placed || at.ok
