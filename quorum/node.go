@@ -168,6 +168,9 @@ type Node struct {
 	notify    chan bool
 	done      chan struct{}
 	closeOnce sync.Once
+	// stopping is closed when the member begins to stop (StopWaiting).
+	stopping chan struct{}
+	stopOnce sync.Once
 	// membersChanged wakes the leader's membership duty (see membershipLoop).
 	membersChanged chan struct{}
 	// learners is when each follower or observer last sent its heartbeat (leader).
@@ -258,7 +261,7 @@ func Open(cfg Config) (*Node, error) {
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
-	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), proposalSizes: newProposalSizes(), freshReadWait: cmp.Or(cfg.freshReadWait, freshReadWait),
+	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), stopping: make(chan struct{}), proposalSizes: newProposalSizes(), freshReadWait: cmp.Or(cfg.freshReadWait, freshReadWait),
 		logFailed: make(chan error, 1)}
 	if fl, ok := store.Log.(interface{ OnFailed(func(error)) }); ok {
 		fl.OnFailed(func(err error) { n.logFailed <- err }) // once: the buffer holds it
@@ -617,7 +620,7 @@ type retryFuture struct {
 
 func (r *retryFuture) Error() error {
 	r.once.Do(func() {
-		for err := r.f.Error(); leaderLost(err) && time.Now().Before(r.until); err = r.f.Error() {
+		for err := r.f.Error(); leaderLost(err) && time.Now().Before(r.until) && !r.n.isStopping(); err = r.f.Error() {
 			time.Sleep(10 * time.Millisecond)
 			r.f = r.n.propose(r.e)
 		}
@@ -809,6 +812,27 @@ func (n *Node) LastSnapshot() (zxid int64, written time.Time, ok bool) {
 	return int64(index), written, ok
 }
 
+// StopWaiting begins this member's stop: from now on no proposal waits for a leader or
+// is proposed again after its leader went away, and no wait for an entry to be applied
+// here goes on (WaitApplied), so the connections still being served end at once. A
+// server calls it before it waits for its connections to end: when a whole cluster
+// stops, the election such a wait would wait out never ends. Close calls it too.
+func (n *Node) StopWaiting() {
+	n.stopOnce.Do(func() {
+		close(n.stopping)
+		n.FSM.zxidWaits.stop()
+	})
+}
+
+func (n *Node) isStopping() bool {
+	select {
+	case <-n.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
 // Close stops duties and Raft and closes the store. Applied entries are durable.
 func (n *Node) Close() error {
 	first := false
@@ -816,6 +840,7 @@ func (n *Node) Close() error {
 	if !first {
 		return nil
 	}
+	n.StopWaiting()
 	close(n.done)
 	n.duties.stop()
 	if n.peers != nil {

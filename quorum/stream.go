@@ -139,7 +139,7 @@ func (f *streamFuture) Response() interface{} {
 func (s *Stream) settle(f *streamFuture) error {
 	var deadline time.Time // set at the first refusal: most writes read no clock here
 	retrying := func(err error) bool {
-		if !notAppended(err) {
+		if !notAppended(err) || s.n.isStopping() {
 			return false
 		}
 		if deadline.IsZero() {
@@ -186,6 +186,10 @@ func (s *Stream) settle(f *streamFuture) error {
 	}
 }
 
+// errStopping fails a write for which this member waited for a leader when it began to
+// stop (Node.StopWaiting).
+var errStopping = fmt.Errorf("%w: this member is stopping", ErrNoLeader)
+
 // path is the way a write goes now: raft while this member leads (or is standalone),
 // else the stream to the leader, waited for (up to ten heartbeat timeouts) while an
 // election runs or the stream is being dialed; this member may win the election.
@@ -209,9 +213,9 @@ func (n *Node) path() (path, error) {
 		select {
 		case <-changed:
 		case <-t.C:
-		case <-n.done:
+		case <-n.stopping:
 			t.Stop()
-			return path{}, ErrNoLeader
+			return path{}, errStopping
 		}
 		t.Stop()
 	}

@@ -597,6 +597,11 @@ func (s *Server) Close() error {
 	for _, c := range conns {
 		c.close(closedShutdown)
 	}
+	if s.node != nil {
+		// A handshake or a write waiting for a leader ends now: when every member stops
+		// at once, the election it would wait out never ends.
+		s.node.StopWaiting()
+	}
 	s.wg.Wait()
 	if s.node != nil {
 		return s.node.Close()
