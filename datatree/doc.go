@@ -20,9 +20,11 @@
 // a node keeps its own name, not its path, in one blob with its data; children are kept
 // as sorted chunks of node ids, so a node with 100k children inserts, deletes and looks
 // up in logarithmic time plus a bounded copy (a list of several chunks keeps a copy of
-// each chunk's last name, so finding the chunk reads nothing from the arena), and a list
+// each chunk's last name, so finding the chunk reads nothing from the arena), a list
 // of 32 to 4,096 children also keeps a hash index from name to id in the arena
-// (nameindex.go), so a lookup reads one name instead of a binary search's dozen; ACL
+// (nameindex.go), so a lookup reads one name instead of a binary search's dozen, and a
+// longer one keeps each child's first 8 name bytes beside its id, so a search within a
+// chunk reads a name only where those are equal (children.go); ACL
 // lists are interned in a reference-counted cache (ZooKeeper's ReferenceCountedACLCache).
 // Large pages and slabs come from the operating system, outside the Go heap. Everything
 // the tree returns (data, names) is a copy.

@@ -122,6 +122,7 @@ func (x *nameIndex) remove(id nodeID, name string) {
 // indexMax names.)
 func (c *children) buildIndex(t *Tree) {
 	c.dropIndex(t)
+	defer c.fitKeys(t) // keys where it has no index
 	if c.n < indexMin || c.n > indexMax {
 		return
 	}
@@ -168,6 +169,7 @@ func (c *children) indexRemove(t *Tree, id nodeID, name string) {
 	switch {
 	case c.n < indexMin/2:
 		c.dropIndex(t)
+		c.fitKeys(t)
 	case 8*x.live < len(x.ids) && c.n >= indexMin:
 		c.buildIndex(t)
 	}

@@ -96,10 +96,13 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 	c := &children{}
 	names := map[string]nodeID{}
 	x := uint32(7)
-	grew, placed := false, false
+	grew, placed, keyed := false, false, false
 	for i := 0; i < 30000; i++ {
 		x = x*1664525 + 1013904223
 		name := string(rune('a'+x%26)) + string(rune('a'+(x>>8)%26)) + string(rune('a'+(x>>16)%26)) + string(rune('a'+(x>>24)%8))
+		if (x>>29)&1 == 0 {
+			name = "prefixed" + name // half share one key: their names are compared
+		}
 		found, at := c.find(tr, name)
 		if id, ok := names[name]; found != ok {
 			t.Fatalf("find %q: %v, want %v", name, found, ok)
@@ -118,12 +121,13 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 			c.add(tr, id, name, at)
 		}
 		grew = grew || len(c.chunks) > 8
+		keyed = keyed || c.wide != nil && c.wide.keys != nil
 		if i%997 == 0 {
 			checkChildren(t, tr, c, names)
 		}
 	}
-	if !grew || !placed {
-		t.Fatalf("the list never spanned many chunks (%v), or find never placed a name (%v)", grew, placed)
+	if !grew || !placed || !keyed {
+		t.Fatalf("the list never spanned many chunks (%v), find never placed a name (%v), or the list never had keys (%v)", grew, placed, keyed)
 	}
 	checkChildren(t, tr, c, names)
 	// Back to one chunk and to none, in map order.
@@ -139,18 +143,33 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 }
 
 // checkChildren checks c against names: order, lookups of present and absent names, the
-// count, and the copies of each chunk's last name.
+// count, the copies of each chunk's last name, and the keys of a list without an index.
 func checkChildren(t *testing.T, tr *Tree, c *children, names map[string]nodeID) {
 	t.Helper()
-	if (c.lasts != nil) != (len(c.chunks) > 1) || c.lasts != nil && len(*c.lasts) != len(c.chunks) {
-		t.Fatalf("%d chunks, lasts %v", len(c.chunks), c.lasts)
+	if (c.wide != nil) != (len(c.chunks) > 1) || c.wide != nil && len(c.wide.lasts) != len(c.chunks) {
+		t.Fatalf("%d chunks, wide %v", len(c.chunks), c.wide)
+	}
+	keyed := c.wide != nil && c.wide.keys != nil
+	if keyed != (c.wide != nil && c.index == nil) || keyed && len(c.wide.keys) != len(c.chunks) {
+		t.Fatalf("%d children in %d chunks, index %v: keys %v", c.n, len(c.chunks), c.index != nil, keyed)
 	}
 	for i, ch := range c.chunks {
 		if len(ch) == 0 {
 			t.Fatalf("chunk %d is empty", i)
 		}
-		if c.lasts != nil && (*c.lasts)[i] != tr.nameOf(ch[len(ch)-1]) {
-			t.Fatalf("chunk %d: last name %q, copy %q", i, tr.nameOf(ch[len(ch)-1]), (*c.lasts)[i])
+		if c.wide != nil && c.wide.lasts[i] != tr.nameOf(ch[len(ch)-1]) {
+			t.Fatalf("chunk %d: last name %q, copy %q", i, tr.nameOf(ch[len(ch)-1]), c.wide.lasts[i])
+		}
+		if !keyed {
+			continue
+		}
+		if len(c.wide.keys[i]) != len(ch) {
+			t.Fatalf("chunk %d: %d ids, %d keys", i, len(ch), len(c.wide.keys[i]))
+		}
+		for j, id := range ch {
+			if c.wide.keys[i][j] != prefixKey(tr.nameOf(id)) {
+				t.Fatalf("chunk %d: the key of %q is wrong", i, tr.nameOf(id))
+			}
 		}
 	}
 	prev := ""
@@ -172,5 +191,29 @@ func checkChildren(t *testing.T, tr *Tree, c *children, names map[string]nodeID)
 	})
 	if count != len(names) || c.len() != len(names) {
 		t.Fatalf("count %d len %d, want %d", count, c.len(), len(names))
+	}
+}
+
+// Prefix keys order as their names do wherever they differ: names that begin alike,
+// one a prefix of the other, longer than a key, and bytes above 0x7f.
+func TestPrefixKeysOrderAsNames(t *testing.T) {
+	names := []string{"", "a", "a0", "ab", "abcdefgh", "abcdefghi", "abcdefgz", "abcdefg", "b", "\x7f", "\x80", "é", "zzzzzzzzzz", "w17-1234", "w17-12345", "w2-1"}
+	x := uint32(3)
+	for range 2000 {
+		x = x*1664525 + 1013904223
+		b := make([]byte, x%12)
+		for i := range b {
+			x = x*1664525 + 1013904223
+			b[i] = byte('a' + x%3) // few letters: long common prefixes
+		}
+		names = append(names, string(b))
+	}
+	for _, a := range names {
+		for _, b := range names[:64] {
+			ka, kb := prefixKey(a), prefixKey(b)
+			if ka < kb && !(a < b) || ka > kb && !(a > b) || a == b && ka != kb {
+				t.Fatalf("%q (%x) against %q (%x)", a, ka, b, kb)
+			}
+		}
 	}
 }
