@@ -47,6 +47,8 @@ type waitedFuture struct {
 
 func (w *waitedFuture) Error() error { <-w.done; return w.err }
 
+func (w *waitedFuture) doneCh() <-chan struct{} { return w.done }
+
 // Response is raft's, read once raft's Error has returned (the waiter's wait); nil if
 // the future failed without raft's answer (stop).
 func (w *waitedFuture) Response() interface{} {

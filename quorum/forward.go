@@ -120,8 +120,9 @@ func (f *forwardFuture) complete(res *Result, err error) {
 	})
 }
 
-func (f *forwardFuture) Error() error          { <-f.done; return f.err }
-func (f *forwardFuture) Response() interface{} { <-f.done; return f.res }
+func (f *forwardFuture) Error() error            { <-f.done; return f.err }
+func (f *forwardFuture) Response() interface{}   { <-f.done; return f.res }
+func (f *forwardFuture) doneCh() <-chan struct{} { return f.done }
 
 // forwarder is a follower's (or observer's) one stream to the current leader, kept by a
 // dialer goroutine of its own: a proposal never dials and never waits holding a lock,

@@ -620,11 +620,29 @@ type retryFuture struct {
 
 func (r *retryFuture) Error() error {
 	r.once.Do(func() {
-		for err := r.f.Error(); leaderLost(err) && time.Now().Before(r.until) && !r.n.isStopping(); err = r.f.Error() {
+		for err := r.wait(); leaderLost(err) && time.Now().Before(r.until) && !r.n.isStopping(); err = r.wait() {
 			time.Sleep(10 * time.Millisecond)
 			r.f = r.n.propose(r.e)
 		}
 	})
+	return r.f.Error()
+}
+
+// wait waits for the outcome of the proposal made last, or until the member stops: a
+// leader's entry that its stopping followers never acknowledge would be answered only
+// when raft steps down, a heartbeat timeout later. The outcome is then unknown.
+func (r *retryFuture) wait() error {
+	if d, ok := r.f.(interface{ doneCh() <-chan struct{} }); ok {
+		select {
+		case <-d.doneCh():
+		case <-r.n.stopping:
+			select {
+			case <-d.doneCh(): // both: the outcome is known
+			default:
+				r.f = failedFuture{errStopping}
+			}
+		}
+	}
 	return r.f.Error()
 }
 

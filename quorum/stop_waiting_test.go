@@ -10,8 +10,9 @@ import (
 
 // A member of a cluster that has no leader (its peers never start) with a one-second
 // heartbeat timeout waits up to ten seconds for one to propose a session's write, a
-// connection's write or to see an entry applied; StopWaiting ends all three at once, as
-// when every member of a cluster stops together and no election will end.
+// connection's write or to see an entry applied, and a leader's proposal waits for its
+// followers; StopWaiting ends all four at once, as when every member of a cluster stops
+// together and no election will end.
 func TestStopWaitingEndsWaitsForALeader(t *testing.T) {
 	peers := threePeers(t)
 	cfg := DefaultConfig(t.TempDir())
@@ -27,7 +28,7 @@ func TestStopWaitingEndsWaitsForALeader(t *testing.T) {
 		what string
 		err  error
 	}
-	ended := make(chan outcome, 3)
+	ended := make(chan outcome, 4)
 	go func() {
 		f := n.Propose(&Entry{Op: jute.OpSync, Req: &jute.SyncRequest{Path: "/"}})
 		ended <- outcome{"Propose", f.Error()}
@@ -43,6 +44,12 @@ func TestStopWaitingEndsWaitsForALeader(t *testing.T) {
 		}
 		ended <- outcome{"WaitApplied", err}
 	}()
+	go func() {
+		// A leader's own proposal that its stopping followers never acknowledge: raft
+		// answers it only when it steps down.
+		f := &retryFuture{n: n, e: &Entry{Op: jute.OpSync}, f: &waitedFuture{done: make(chan struct{})}, until: time.Now().Add(time.Minute)}
+		ended <- outcome{"a leader's proposal", f.Error()}
+	}()
 	time.Sleep(300 * time.Millisecond) // every wait has begun
 	select {
 	case o := <-ended:
@@ -51,7 +58,7 @@ func TestStopWaitingEndsWaitsForALeader(t *testing.T) {
 	}
 	stopped := time.Now()
 	n.StopWaiting()
-	for range 3 {
+	for range 4 {
 		select {
 		case o := <-ended:
 			if o.what == "WaitApplied" {

@@ -139,7 +139,7 @@ func (f *streamFuture) Response() interface{} {
 func (s *Stream) settle(f *streamFuture) error {
 	var deadline time.Time // set at the first refusal: most writes read no clock here
 	retrying := func(err error) bool {
-		if !notAppended(err) || s.n.isStopping() {
+		if !notAppended(err) {
 			return false
 		}
 		if deadline.IsZero() {
@@ -186,8 +186,8 @@ func (s *Stream) settle(f *streamFuture) error {
 	}
 }
 
-// errStopping fails a write for which this member waited for a leader when it began to
-// stop (Node.StopWaiting).
+// errStopping fails a write that waited for a leader, or a proposal of the member's own
+// that waited for its outcome, when the member began to stop (Node.StopWaiting).
 var errStopping = fmt.Errorf("%w: this member is stopping", ErrNoLeader)
 
 // path is the way a write goes now: raft while this member leads (or is standalone),
