@@ -121,9 +121,10 @@ func (c *children) get(t *Tree, name string) nodeID {
 	return 0
 }
 
-// childPlace is where a name that a search of the chunks found absent goes: the chunk
-// and the position in it. ok is false when no search placed it (insert then searches).
-// It holds only until the list changes.
+// childPlace is where a name that a search of the chunks found absent goes (find), or
+// where a present one is (locate): the chunk and the position in it. ok is false when
+// no search placed it (insert or unlink then searches). It holds only until the list
+// changes.
 type childPlace struct {
 	chunk, pos int
 	ok         bool
@@ -144,6 +145,24 @@ func (c *children) find(t *Tree, name string) (bool, childPlace) {
 	i := c.chunkFor(name)
 	j, found := c.search(t, i, name)
 	return found, childPlace{chunk: i, pos: j, ok: !found}
+}
+
+// locate returns the id of the child called name (0 if there is none) and, when a
+// search of the chunks found it, where it is, for remove: a delete then searches the
+// chunks once, not twice. (With a name index, unlink finds the id's place among one
+// chunk's ids without reading a name.)
+func (c *children) locate(t *Tree, name string) (nodeID, childPlace) {
+	if c == nil || c.n == 0 {
+		return 0, childPlace{}
+	}
+	if c.index != nil {
+		return c.index.get(t, name), childPlace{}
+	}
+	i := c.chunkFor(name)
+	if j, ok := c.search(t, i, name); ok {
+		return c.chunks[i][j], childPlace{chunk: i, pos: j, ok: true}
+	}
+	return 0, childPlace{}
 }
 
 // add inserts id, called name, at at if find placed it; the caller has checked that the
@@ -223,25 +242,28 @@ func (c *children) sortsLast(t *Tree, name string) bool {
 	return t.nameOf(last[len(last)-1]) < name
 }
 
-// remove deletes the child called name and returns its id (0 if it was not there).
-func (c *children) remove(t *Tree, name string) nodeID {
+// remove deletes the child called name, at at if locate placed it, and returns its id
+// (0 if it was not there).
+func (c *children) remove(t *Tree, name string, at childPlace) nodeID {
 	if c == nil || c.n == 0 {
 		return 0
 	}
-	id := c.unlink(t, name)
+	id := c.unlink(t, name, at)
 	if id != 0 {
 		c.indexRemove(t, id, name)
 	}
 	return id
 }
 
-// unlink takes the child called name out of the chunks and returns its id (0 if it
-// was not there).
-func (c *children) unlink(t *Tree, name string) nodeID {
-	i := c.chunkFor(name)
-	j := c.place(t, i, name)
-	if j < 0 {
-		return 0
+// unlink takes the child called name (at at, if locate placed it) out of the chunks
+// and returns its id (0 if it was not there).
+func (c *children) unlink(t *Tree, name string, at childPlace) nodeID {
+	i, j := at.chunk, at.pos
+	if !at.ok {
+		i = c.chunkFor(name)
+		if j = c.place(t, i, name); j < 0 {
+			return 0
+		}
 	}
 	ch := c.chunks[i]
 	id := ch[j]

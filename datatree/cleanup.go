@@ -79,5 +79,5 @@ func (t *Tree) deleteContainer(tx Txn, path string) (jute.Code, []Event) {
 	if parent == nil {
 		return jute.ErrNoNode, nil
 	}
-	return jute.OK, t.removeNode(tx.Zxid, parentPath, parent, path, n)
+	return jute.OK, t.removeNode(tx.Zxid, parentPath, parent, path, n, childPlace{})
 }

@@ -72,3 +72,26 @@ func BenchmarkGetRandom(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeleteRandomNames deletes b.N children of one parent, created beforehand
+// (untimed) with random names, in another random order: a delete's searches in a list
+// far beyond the name index.
+func BenchmarkDeleteRandomNames(b *testing.B) {
+	tr := New(Options{ExtendedTypes: true})
+	tr.Apply(Txn{Zxid: 1}, jute.OpCreate, &jute.CreateRequest{Path: "/r", Acl: world})
+	paths := make([]string, b.N)
+	x := uint64(1)
+	for i := range paths {
+		x = x*6364136223846793005 + 1442695040888963407
+		paths[i] = "/r/" + strconv.FormatUint(x>>20, 36)
+		tr.Apply(Txn{Zxid: int64(i + 2)}, jute.OpCreate, &jute.CreateRequest{Path: paths[i], Acl: world})
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i, p := range paths {
+		if _, code, _ := tr.Apply(Txn{Zxid: int64(b.N + i + 2)}, jute.OpDelete, &jute.DeleteRequest{Path: p, Version: -1}); code != jute.OK {
+			b.Fatal(p, code)
+		}
+	}
+}

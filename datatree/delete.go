@@ -30,7 +30,7 @@ func (t *Tree) delete(tx Txn, path string, version int32) (jute.Code, []Event) {
 	if code := t.opts.checkACL(t.acls.get(parent.acl), jute.PermDelete, tx.Caller); code != jute.OK {
 		return code, nil
 	}
-	n := t.lookup(path)
+	n, at := t.childPlaced(parent, path[len(parentPath)+1:])
 	if n == nil {
 		return jute.ErrNoNode, nil
 	}
@@ -40,19 +40,20 @@ func (t *Tree) delete(tx Txn, path string, version int32) (jute.Code, []Event) {
 	if n.kids != 0 {
 		return jute.ErrNotEmpty, nil
 	}
-	return jute.OK, t.removeNode(tx.Zxid, parentPath, parent, path, n)
+	return jute.OK, t.removeNode(tx.Zxid, parentPath, parent, path, n, at)
 }
 
 // removeNode is DataTree.deleteNode: the parent's pzxid moves forward (never back),
-// its stored cversion does not change.
-func (t *Tree) removeNode(zxid int64, parentPath string, parent *node, path string, n *node) []Event {
+// its stored cversion does not change. at is where the parent's list holds n, if a
+// search found it (childPlaced); nothing may change that list in between.
+func (t *Tree) removeNode(zxid int64, parentPath string, parent *node, path string, n *node, at childPlace) []Event {
 	if zxid > parent.pzxid {
 		ps := parent.stat()
 		ps.Pzxid = zxid
 		t.setStat(parent, ps)
 	}
 	acl := t.acls.get(n.acl) // before unlink releases it
-	t.unlink(parent, path, n)
+	t.unlink(parent, path, n, at)
 	t.quotaDeleted(path, n)
 	return []Event{
 		{Type: jute.EventNodeDeleted, Path: path, ACL: acl},

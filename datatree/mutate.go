@@ -53,7 +53,7 @@ func (t *Tree) link(parent *node, path string, id nodeID, n *node, at childPlace
 	if t.undo != nil {
 		t.logUndo(func() {
 			t.unindex(path, n)
-			t.removeChild(parent, t.name(n))
+			t.removeChild(parent, t.name(n), childPlace{})
 			t.nodes--
 			t.dataSize -= javaLen(path) + int64(max(n.dataLen, 0))
 			t.acls.release(n.acl)
@@ -66,11 +66,11 @@ func (t *Tree) link(parent *node, path string, id nodeID, n *node, at childPlace
 
 // unlink removes the childless node n at path from parent, drops its ACL use and frees
 // it (when nothing can still need it: see release).
-func (t *Tree) unlink(parent *node, path string, n *node) {
+func (t *Tree) unlink(parent *node, path string, n *node, at childPlace) {
 	t.touch(parent)
 	t.touch(n) // an undone unlink gives it a new ACL ref
 	t.unindex(path, n)
-	id := t.removeChild(parent, t.name(n))
+	id := t.removeChild(parent, t.name(n), at)
 	t.nodes--
 	t.dataSize -= javaLen(path) + int64(max(n.dataLen, 0))
 	if t.undo != nil {

@@ -110,6 +110,14 @@ func (t *Tree) child(n *node, name string) *node {
 	return nil
 }
 
+// childPlaced is child, with where a search found it for removeChild (children.locate).
+func (t *Tree) childPlaced(n *node, name string) (*node, childPlace) {
+	if id, at := t.kidsOf(n).locate(t, name); id != 0 {
+		return t.mem.node(id), at
+	}
+	return nil, childPlace{}
+}
+
 // hasChild reports whether n has a child called name. A name that sorts after every
 // child needs no search: sequential nodes come so, and a snapshot lists names in order.
 func (t *Tree) hasChild(n *node, name string) bool {
@@ -138,9 +146,9 @@ func (t *Tree) addChild(n *node, id nodeID, name string, at childPlace) {
 }
 
 // removeChild unlinks the child called name and returns its id (0 if absent).
-func (t *Tree) removeChild(n *node, name string) nodeID {
+func (t *Tree) removeChild(n *node, name string, at childPlace) nodeID {
 	c := t.kidsOf(n)
-	id := c.remove(t, name)
+	id := c.remove(t, name, at)
 	if c != nil && c.len() == 0 {
 		*c = children{} // a node with no children holds no list
 		t.freeKids = append(t.freeKids, n.kids)

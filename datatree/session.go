@@ -19,7 +19,7 @@ func (t *Tree) CloseSession(tx Txn, session int64) []Event {
 		if n == nil || parent == nil || n.kids != 0 {
 			continue
 		}
-		events = append(events, t.removeNode(tx.Zxid, parentPath, parent, path, n)...)
+		events = append(events, t.removeNode(tx.Zxid, parentPath, parent, path, n, childPlace{})...)
 	}
 	return events
 }

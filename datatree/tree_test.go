@@ -96,7 +96,7 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 	c := &children{}
 	names := map[string]nodeID{}
 	x := uint32(7)
-	grew, placed, keyed := false, false, false
+	grew, placed, keyed, located := false, false, false, false
 	for i := 0; i < 30000; i++ {
 		x = x*1664525 + 1013904223
 		name := string(rune('a'+x%26)) + string(rune('a'+(x>>8)%26)) + string(rune('a'+(x>>16)%26)) + string(rune('a'+(x>>24)%8))
@@ -107,7 +107,15 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 		if id, ok := names[name]; found != ok {
 			t.Fatalf("find %q: %v, want %v", name, found, ok)
 		} else if ok {
-			if got := c.remove(tr, name); got != id {
+			got, at := c.locate(tr, name)
+			if got != id {
+				t.Fatalf("locate %q gave %d, want %d", name, got, id)
+			}
+			if (x>>6)&1 == 0 {
+				at = childPlace{} // half removed where locate found them, half by unlink's own search
+			}
+			located = located || at.ok
+			if got := c.remove(tr, name, at); got != id {
 				t.Fatalf("remove %q gave %d, want %d", name, got, id)
 			}
 			delete(names, name)
@@ -126,13 +134,14 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 			checkChildren(t, tr, c, names)
 		}
 	}
-	if !grew || !placed || !keyed {
-		t.Fatalf("the list never spanned many chunks (%v), find never placed a name (%v), or the list never had keys (%v)", grew, placed, keyed)
+	if !grew || !placed || !keyed || !located {
+		t.Fatalf("the list never spanned many chunks (%v), find never placed a name (%v), the list never had keys (%v), or locate never placed one (%v)", grew, placed, keyed, located)
 	}
 	checkChildren(t, tr, c, names)
-	// Back to one chunk and to none, in map order.
+	// Back to one chunk and to none, in map order, each where locate finds it.
 	for name, id := range names {
-		if got := c.remove(tr, name); got != id {
+		_, at := c.locate(tr, name)
+		if got := c.remove(tr, name, at); got != id {
 			t.Fatalf("remove %q gave %d, want %d", name, got, id)
 		}
 		delete(names, name)
