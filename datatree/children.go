@@ -28,7 +28,9 @@ type children struct {
 // wideList is what a list of more than one chunk keeps beside its chunks, so that a
 // search reads few names from the arena (each read there is two cache misses, and a
 // parent of 100k children took a dozen of them a lookup):
-//   - lasts, a copy of each chunk's last name: finding the chunk reads none;
+//   - lasts, a copy of each chunk's last name, and lastKeys, their prefix keys:
+//     finding the chunk reads no name from the arena, and compares a copy only where
+//     its key equals the one sought;
 //   - keys, while the list has no name index (beyond indexMax children, where every
 //     lookup and every add searches the chunks; also below indexMin/2 children, until
 //     the list has indexMin again): each child's prefix key, parallel to
@@ -36,8 +38,15 @@ type children struct {
 //     key equals the one sought. A create under a parent of 240k children spent 10% of
 //     the server's CPU (256 sessions) searching a chunk of up to 512 ids, nine names.
 type wideList struct {
-	lasts []string
-	keys  [][]uint64 // nil, or one slice per chunk, as long as the chunk
+	lasts    []string
+	lastKeys []uint64   // prefixKey of each of lasts
+	keys     [][]uint64 // nil, or one slice per chunk, as long as the chunk
+}
+
+// setLast records name, a copy of it, as chunk i's last.
+func (w *wideList) setLast(i int, name string) {
+	w.lasts[i] = strings.Clone(name)
+	w.lastKeys[i] = prefixKey(name)
 }
 
 // prefixKey is name's first 8 bytes, big-endian, zero-padded. Keys order as their names
@@ -57,18 +66,21 @@ func (c *children) chunkFor(name string) int {
 	if c.wide == nil {
 		return 0 // one chunk
 	}
-	lasts := c.wide.lasts
-	if i := sort.SearchStrings(lasts, name); i < len(lasts) {
-		return i
-	}
-	return len(lasts) - 1
+	lasts, keys, k := c.wide.lasts, c.wide.lastKeys, prefixKey(name)
+	i := sort.Search(len(lasts), func(i int) bool {
+		if keys[i] != k {
+			return keys[i] > k
+		}
+		return lasts[i] >= name
+	})
+	return min(i, len(lasts)-1)
 }
 
 // setLast records chunk i's last name, while the list is wide.
 func (c *children) setLast(t *Tree, i int) {
 	if c.wide != nil {
 		ch := c.chunks[i]
-		c.wide.lasts[i] = strings.Clone(t.nameOf(ch[len(ch)-1]))
+		c.wide.setLast(i, t.nameOf(ch[len(ch)-1]))
 	}
 }
 
@@ -200,7 +212,7 @@ func (c *children) insert(t *Tree, id nodeID, name string, at childPlace) {
 			c.wide.keys[i] = keys
 		}
 		if j == len(ch)-1 && c.wide != nil {
-			c.wide.lasts[i] = strings.Clone(name)
+			c.wide.setLast(i, name)
 		}
 		return
 	}
@@ -209,7 +221,7 @@ func (c *children) insert(t *Tree, id nodeID, name string, at childPlace) {
 	c.chunks = slices.Insert(c.chunks, i+1, halfOf(ch[half:]))
 	c.chunks[i] = halfOf(ch[:half])
 	if c.wide == nil {
-		c.wide = &wideList{lasts: make([]string, len(c.chunks))}
+		c.wide = &wideList{lasts: make([]string, len(c.chunks)), lastKeys: make([]uint64, len(c.chunks))}
 		for k := range c.chunks {
 			c.setLast(t, k)
 		}
@@ -217,6 +229,7 @@ func (c *children) insert(t *Tree, id nodeID, name string, at childPlace) {
 		return
 	}
 	c.wide.lasts = slices.Insert(c.wide.lasts, i+1, "")
+	c.wide.lastKeys = slices.Insert(c.wide.lastKeys, i+1, 0)
 	c.setLast(t, i)
 	c.setLast(t, i+1)
 	if keys != nil {
@@ -277,6 +290,7 @@ func (c *children) unlink(t *Tree, name string, at childPlace) nodeID {
 		c.chunks = slices.Delete(c.chunks, i, i+1)
 		if c.wide != nil {
 			c.wide.lasts = slices.Delete(c.wide.lasts, i, i+1)
+			c.wide.lastKeys = slices.Delete(c.wide.lastKeys, i, i+1)
 			if keyed {
 				c.wide.keys = slices.Delete(c.wide.keys, i, i+1)
 			}

@@ -155,7 +155,7 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 // count, the copies of each chunk's last name, and the keys of a list without an index.
 func checkChildren(t *testing.T, tr *Tree, c *children, names map[string]nodeID) {
 	t.Helper()
-	if (c.wide != nil) != (len(c.chunks) > 1) || c.wide != nil && len(c.wide.lasts) != len(c.chunks) {
+	if (c.wide != nil) != (len(c.chunks) > 1) || c.wide != nil && (len(c.wide.lasts) != len(c.chunks) || len(c.wide.lastKeys) != len(c.chunks)) {
 		t.Fatalf("%d chunks, wide %v", len(c.chunks), c.wide)
 	}
 	keyed := c.wide != nil && c.wide.keys != nil
@@ -166,8 +166,8 @@ func checkChildren(t *testing.T, tr *Tree, c *children, names map[string]nodeID)
 		if len(ch) == 0 {
 			t.Fatalf("chunk %d is empty", i)
 		}
-		if c.wide != nil && c.wide.lasts[i] != tr.nameOf(ch[len(ch)-1]) {
-			t.Fatalf("chunk %d: last name %q, copy %q", i, tr.nameOf(ch[len(ch)-1]), c.wide.lasts[i])
+		if c.wide != nil && (c.wide.lasts[i] != tr.nameOf(ch[len(ch)-1]) || c.wide.lastKeys[i] != prefixKey(c.wide.lasts[i])) {
+			t.Fatalf("chunk %d: last name %q, copy %q, its key %x", i, tr.nameOf(ch[len(ch)-1]), c.wide.lasts[i], c.wide.lastKeys[i])
 		}
 		if !keyed {
 			continue
