@@ -30,7 +30,11 @@ func (t *Tree) delete(tx Txn, path string, version int32) (jute.Code, []Event) {
 	if code := t.opts.checkACL(t.acls.get(parent.acl), jute.PermDelete, tx.Caller); code != jute.OK {
 		return code, nil
 	}
-	n, at := t.childPlaced(parent, path[len(parentPath)+1:])
+	var n *node
+	var at childPlace
+	if parentPath != "/" { // "/" is the root only as the whole path: no node's path begins "//"
+		n, at = t.childPlaced(parent, path[len(parentPath)+1:])
+	}
 	if n == nil {
 		return jute.ErrNoNode, nil
 	}

@@ -88,6 +88,8 @@ func TestDeleteErrors(t *testing.T) {
 		{"NoAuth before NotEmpty", "/ro2/child", -1, jute.ErrNoAuth},
 		{"missing", "/missing", -1, jute.ErrNoNode},
 		{"trailing slash is just absent", "/p/", -1, jute.ErrNoNode},
+		{"a double slash names no node", "//p", -1, jute.ErrNoNode},
+		{"nor a special one", "//zookeeper", -1, jute.ErrNoNode},
 		{"bad version", "/p", 3, jute.ErrBadVersion},
 		{"BadVersion before NotEmpty", "/full", 3, jute.ErrBadVersion},
 		{"not empty", "/full", -1, jute.ErrNotEmpty},

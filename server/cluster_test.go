@@ -552,6 +552,21 @@ func getConfig(t *testing.T, c *rawClient) (quorum.Membership, jute.Stat) {
 	return m, gd.Stat
 }
 
+// awaitConfig is getConfig once /zookeeper/config holds a membership: the leader's
+// membership duty writes it after the first election, after the members may already
+// agree on every entry they hold (converge).
+func awaitConfig(t *testing.T, c *rawClient) (quorum.Membership, jute.Stat) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m, st := getConfig(t, c); len(m.Peers) > 0 {
+			return m, st
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/zookeeper/config stayed empty")
+		}
+	}
+}
+
 // reconfig as ZooKeeper gates and answers it: /zookeeper/config shows the members, a
 // non-super caller gets NoAuth, a stale version BadVersion; a super user adds a new
 // server (which joins without bootstrapping a cluster of its own and serves), and
@@ -560,14 +575,7 @@ func TestClusterReconfigAddAndRemove(t *testing.T) {
 	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReconfigEnabled, c.SuperDigest = true, superDigest })
 	c := dial(t, tc.addr(tc.follower()))
 	c.connect(0, nil)
-	var m quorum.Membership
-	var st jute.Stat
-	for deadline := time.Now().Add(10 * time.Second); len(m.Peers) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("/zookeeper/config stayed empty")
-		}
-		m, st = getConfig(t, c)
-	}
+	m, st := awaitConfig(t, c)
 	if len(m.Peers) != 3 || m.Version != st.Mzxid || st.Version != -1 || st.Aversion != -1 {
 		t.Fatalf("initial config %+v, stat %+v", m, st)
 	}

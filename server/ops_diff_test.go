@@ -429,6 +429,8 @@ func opsSteps() []opStep {
 		{who: 0, op: jute.OpDelete, req: &jute.DeleteRequest{Path: "", Version: -1}},
 		{who: 0, op: jute.OpDelete, req: &jute.DeleteRequest{Path: "/a/", Version: -1}},
 		{who: 0, op: jute.OpDelete, req: &jute.DeleteRequest{Path: "/a//b", Version: -1}},
+		{who: 0, op: jute.OpDelete, req: &jute.DeleteRequest{Path: "//a", Version: -1}},
+		{who: 0, op: jute.OpDelete, req: &jute.DeleteRequest{Path: "//zookeeper", Version: -1}},
 		{who: 0, op: jute.OpDelete, req: &jute.DeleteRequest{Path: "/a", Version: -1}},
 		{who: 0, op: jute.OpDelete, req: &jute.DeleteRequest{Path: "/a/b", Version: 3}},
 		{who: 0, op: jute.OpDelete, req: &jute.DeleteRequest{Path: "/nope/b", Version: 3}},
