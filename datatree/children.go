@@ -133,59 +133,46 @@ func (c *children) get(t *Tree, name string) nodeID {
 	return 0
 }
 
-// childPlace is where a name that a search of the chunks found absent goes (find), or
-// where a present one is (locate): the chunk and the position in it. ok is false when
-// no search placed it (insert or unlink then searches). It holds only until the list
-// changes.
+// childPlace is where a search of the chunks (locate) found a name, or found it would
+// go: the chunk and the position in it. ok is false when no search placed it (insert
+// or unlink then searches). It holds only until the list changes.
 type childPlace struct {
 	chunk, pos int
 	ok         bool
 }
 
-// find reports whether name is a child, and, when it is not and a search of the chunks
-// said so, where it goes, for add: a create then searches the chunks once, not twice.
-// (Each comparison reads a name from the arena. In a multi cell whose parent holds
-// 100k+ children, beyond the name index, insert's own search was 4.1% of the CPU, 1.0%
-// with the place passed on: docs/benchmarks.md, thirty-seventh session.)
-func (c *children) find(t *Tree, name string) (bool, childPlace) {
-	if c == nil || c.n == 0 || c.sortsLast(t, name) {
-		return false, childPlace{}
-	}
-	if c.index != nil {
-		return c.index.get(t, name) != 0, childPlace{}
-	}
-	i := c.chunkFor(name)
-	j, found := c.search(t, i, name)
-	return found, childPlace{chunk: i, pos: j, ok: !found}
-}
-
 // locate returns the id of the child called name (0 if there is none) and, when a
-// search of the chunks found it, where it is, for remove: a delete then searches the
-// chunks once, not twice. (With a name index, unlink finds the id's place among one
-// chunk's ids without reading a name.)
+// search of the chunks answered, where the name is or would go: a create then inserts
+// there and a delete unlinks there, each searching the chunks once, not twice. (Each
+// comparison may read a name from the arena. In a multi cell whose parent held 100k+
+// children, beyond the name index, insert's own search was 4.1% of the CPU, 1.0% with
+// the place passed on: docs/benchmarks.md, thirty-seventh session.) A list with a name
+// index answers from it; unlink then finds the id among one chunk's ids, reading no name.
 func (c *children) locate(t *Tree, name string) (nodeID, childPlace) {
-	if c == nil || c.n == 0 {
+	if c == nil || c.n == 0 || c.sortsLast(t, name) {
 		return 0, childPlace{}
 	}
 	if c.index != nil {
 		return c.index.get(t, name), childPlace{}
 	}
 	i := c.chunkFor(name)
-	if j, ok := c.search(t, i, name); ok {
-		return c.chunks[i][j], childPlace{chunk: i, pos: j, ok: true}
+	j, found := c.search(t, i, name)
+	var id nodeID
+	if found {
+		id = c.chunks[i][j]
 	}
-	return 0, childPlace{}
+	return id, childPlace{chunk: i, pos: j, ok: true}
 }
 
-// add inserts id, called name, at at if find placed it; the caller has checked that the
-// name is absent.
+// add inserts id, called name, at at if locate placed it; the caller has checked that
+// the name is absent.
 func (c *children) add(t *Tree, id nodeID, name string, at childPlace) {
 	c.n++
 	c.insert(t, id, name, at)
 	c.indexAdd(t, id, name)
 }
 
-// insert puts id, called name, in its place in the chunks: at, if find placed it.
+// insert puts id, called name, in its place in the chunks: at, if locate placed it.
 func (c *children) insert(t *Tree, id nodeID, name string, at childPlace) {
 	if len(c.chunks) == 0 {
 		c.chunks = append(c.chunks, []nodeID{id})
@@ -255,8 +242,8 @@ func (c *children) sortsLast(t *Tree, name string) bool {
 	return t.nameOf(last[len(last)-1]) < name
 }
 
-// remove deletes the child called name, at at if locate placed it, and returns its id
-// (0 if it was not there).
+// remove deletes the child called name, at at if locate placed it (and found it), and
+// returns its id (0 if it was not there).
 func (c *children) remove(t *Tree, name string, at childPlace) nodeID {
 	if c == nil || c.n == 0 {
 		return 0

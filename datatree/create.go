@@ -106,8 +106,8 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, st jute.Stat, err jute
 		return "", jute.Stat{}, jute.ErrBadArguments, nil
 	}
 	name := path[len(parentPath)+1:]
-	exists, at := t.findChild(parent, name)
-	if exists || path == "/" {
+	taken, at := t.childAt(parent, name)
+	if taken != 0 || path == "/" {
 		return "", jute.Stat{}, jute.ErrNodeExists, nil
 	}
 	if t.kind(parent) == kindEphemeral {
@@ -138,7 +138,7 @@ func (t *Tree) create(tx Txn, a createArgs) (path string, st jute.Stat, err jute
 		Ctime: tx.Time, Mtime: tx.Time,
 		EphemeralOwner: owner,
 	})
-	t.link(parent, path, id, n, at) // nothing changed parent's children since findChild
+	t.link(parent, path, id, n, at) // nothing changed parent's children since childAt
 	st = t.clientStat(n)
 	t.quotaCreated(path, n)
 	return path, st, jute.OK, []Event{

@@ -30,14 +30,14 @@ func (t *Tree) delete(tx Txn, path string, version int32) (jute.Code, []Event) {
 	if code := t.opts.checkACL(t.acls.get(parent.acl), jute.PermDelete, tx.Caller); code != jute.OK {
 		return code, nil
 	}
-	var n *node
-	var at childPlace
-	if parentPath != "/" { // "/" is the root only as the whole path: no node's path begins "//"
-		n, at = t.childPlaced(parent, path[len(parentPath)+1:])
-	}
-	if n == nil {
+	if parentPath == "/" { // "/" is the root only as the whole path: no node's path begins "//"
 		return jute.ErrNoNode, nil
 	}
+	id, at := t.childAt(parent, path[len(parentPath)+1:])
+	if id == 0 {
+		return jute.ErrNoNode, nil
+	}
+	n := t.mem.node(id)
 	if !versionMatches(n.version, version) {
 		return jute.ErrBadVersion, nil
 	}
@@ -49,7 +49,7 @@ func (t *Tree) delete(tx Txn, path string, version int32) (jute.Code, []Event) {
 
 // removeNode is DataTree.deleteNode: the parent's pzxid moves forward (never back),
 // its stored cversion does not change. at is where the parent's list holds n, if a
-// search found it (childPlaced); nothing may change that list in between.
+// search found it (childAt); nothing may change that list in between.
 func (t *Tree) removeNode(zxid int64, parentPath string, parent *node, path string, n *node, at childPlace) []Event {
 	if zxid > parent.pzxid {
 		ps := parent.stat()

@@ -110,27 +110,21 @@ func (t *Tree) child(n *node, name string) *node {
 	return nil
 }
 
-// childPlaced is child, with where a search found it for removeChild (children.locate).
-func (t *Tree) childPlaced(n *node, name string) (*node, childPlace) {
-	if id, at := t.kidsOf(n).locate(t, name); id != 0 {
-		return t.mem.node(id), at
-	}
-	return nil, childPlace{}
-}
-
 // hasChild reports whether n has a child called name. A name that sorts after every
 // child needs no search: sequential nodes come so, and a snapshot lists names in order.
 func (t *Tree) hasChild(n *node, name string) bool {
-	found, _ := t.findChild(n, name)
-	return found
+	id, _ := t.kidsOf(n).locate(t, name)
+	return id != 0
 }
 
-// findChild is hasChild, and where an absent name goes for addChild (children.find).
-func (t *Tree) findChild(n *node, name string) (bool, childPlace) {
-	return t.kidsOf(n).find(t, name)
+// childAt is n's child called name (0 if none), and where a search found it is or would
+// go, for removeChild or addChild with nothing changed in n's children since
+// (children.locate).
+func (t *Tree) childAt(n *node, name string) (nodeID, childPlace) {
+	return t.kidsOf(n).locate(t, name)
 }
 
-// addChild links id (named name) under n, at at if findChild placed it with nothing
+// addChild links id (named name) under n, at at if childAt placed it with nothing
 // changed in n's children since; the caller has checked the name is free.
 func (t *Tree) addChild(n *node, id nodeID, name string, at childPlace) {
 	if n.kids == 0 {

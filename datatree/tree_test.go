@@ -103,14 +103,10 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 		if (x>>29)&1 == 0 {
 			name = "prefixed" + name // half share one key: their names are compared
 		}
-		found, at := c.find(tr, name)
-		if id, ok := names[name]; found != ok {
-			t.Fatalf("find %q: %v, want %v", name, found, ok)
+		got, at := c.locate(tr, name)
+		if id, ok := names[name]; got != id {
+			t.Fatalf("locate %q gave %d, want %d", name, got, id)
 		} else if ok {
-			got, at := c.locate(tr, name)
-			if got != id {
-				t.Fatalf("locate %q gave %d, want %d", name, got, id)
-			}
 			if (x>>6)&1 == 0 {
 				at = childPlace{} // half removed where locate found them, half by unlink's own search
 			}
@@ -123,7 +119,7 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 			id, _ := tr.newNode(name, nil, 0, storedStat{})
 			names[name] = id
 			if (x>>5)&1 == 0 {
-				at = childPlace{} // half placed by find's search, half by insert's own
+				at = childPlace{} // half placed by locate's search, half by insert's own
 			}
 			placed = placed || at.ok
 			c.add(tr, id, name, at)
@@ -135,7 +131,7 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 		}
 	}
 	if !grew || !placed || !keyed || !located {
-		t.Fatalf("the list never spanned many chunks (%v), find never placed a name (%v), the list never had keys (%v), or locate never placed one (%v)", grew, placed, keyed, located)
+		t.Fatalf("the list never spanned many chunks (%v), locate never placed an add (%v), the list never had keys (%v), or locate never placed a remove (%v)", grew, placed, keyed, located)
 	}
 	checkChildren(t, tr, c, names)
 	// Back to one chunk and to none, in map order, each where locate finds it.

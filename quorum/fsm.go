@@ -88,8 +88,10 @@ type FSM struct {
 	// sessionsReplaced, if set, is told after Restore which sessions the new state holds
 	// (sessionsChanged hears of no session a snapshot dropped).
 	sessionsReplaced func(has func(id int64) bool)
-	// zxidWaits are callers waiting for a zxid to be applied (WaitApplied).
+	// zxidWaits are callers waiting for a zxid to be applied (WaitApplied); stopping
+	// (the node's, set by Open; nil for an FSM without one) ends every wait.
 	zxidWaits zxidWaits
+	stopping  <-chan struct{}
 
 	// members is the membership /zookeeper/config holds (nil before one is set).
 	members atomic.Pointer[Membership]

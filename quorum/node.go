@@ -261,7 +261,9 @@ func Open(cfg Config) (*Node, error) {
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
-	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), stopping: make(chan struct{}), proposalSizes: newProposalSizes(), freshReadWait: cmp.Or(cfg.freshReadWait, freshReadWait),
+	stopping := make(chan struct{})
+	fsm.stopping = stopping
+	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), stopping: stopping, proposalSizes: newProposalSizes(), freshReadWait: cmp.Or(cfg.freshReadWait, freshReadWait),
 		logFailed: make(chan error, 1)}
 	if fl, ok := store.Log.(interface{ OnFailed(func(error)) }); ok {
 		fl.OnFailed(func(err error) { n.logFailed <- err }) // once: the buffer holds it
@@ -637,9 +639,9 @@ func (r *retryFuture) wait() error {
 		case <-d.doneCh():
 		case <-r.n.stopping:
 			select {
-			case <-d.doneCh(): // both: the outcome is known
+			case <-d.doneCh(): // done too: the outcome is known
 			default:
-				r.f = failedFuture{errStopping}
+				r.f = failedFuture{errStopping} // Error and Response answer without it
 			}
 		}
 	}
@@ -836,10 +838,7 @@ func (n *Node) LastSnapshot() (zxid int64, written time.Time, ok bool) {
 // server calls it before it waits for its connections to end: when a whole cluster
 // stops, the election such a wait would wait out never ends. Close calls it too.
 func (n *Node) StopWaiting() {
-	n.stopOnce.Do(func() {
-		close(n.stopping)
-		n.FSM.zxidWaits.stop()
-	})
+	n.stopOnce.Do(func() { close(n.stopping) })
 }
 
 func (n *Node) isStopping() bool {

@@ -14,8 +14,6 @@ type zxidWaits struct {
 	n  atomic.Int32
 	mu sync.Mutex
 	w  []zxidWait
-	// stopped is closed when the member stops (Node.StopWaiting): every wait ends.
-	stopped chan struct{}
 }
 
 type zxidWait struct {
@@ -23,35 +21,13 @@ type zxidWait struct {
 	ch   chan struct{}
 }
 
-// add adds a wait for zxid; stop is closed when the member stops.
-func (z *zxidWaits) add(zxid int64) (ch, stop chan struct{}) {
-	ch = make(chan struct{})
+func (z *zxidWaits) add(zxid int64) chan struct{} {
+	ch := make(chan struct{})
 	z.mu.Lock()
 	z.w = append(z.w, zxidWait{zxid: zxid, ch: ch})
 	z.n.Store(int32(len(z.w)))
-	stop = z.stopChLocked()
 	z.mu.Unlock()
-	return ch, stop
-}
-
-// stopChLocked is the channel stop closes, made by whoever needs it first; under z.mu.
-func (z *zxidWaits) stopChLocked() chan struct{} {
-	if z.stopped == nil {
-		z.stopped = make(chan struct{})
-	}
-	return z.stopped
-}
-
-// stop ends every wait, and every one begun later, at once.
-func (z *zxidWaits) stop() {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	ch := z.stopChLocked()
-	select {
-	case <-ch:
-	default:
-		close(ch)
-	}
+	return ch
 }
 
 // release wakes the waits satisfied by zxid having been applied.
@@ -108,7 +84,7 @@ func (f *FSM) wait(key int64, timeout time.Duration, done func() bool) bool {
 	if done() {
 		return true
 	}
-	ch, stop := f.zxidWaits.add(key)
+	ch := f.zxidWaits.add(key)
 	if done() { // applied while the wait was being added
 		f.zxidWaits.remove(ch)
 		return true
@@ -119,7 +95,7 @@ func (f *FSM) wait(key int64, timeout time.Duration, done func() bool) bool {
 	case <-ch:
 		return true
 	case <-t.C:
-	case <-stop:
+	case <-f.stopping: // the member stops (Node.StopWaiting)
 	}
 	f.zxidWaits.remove(ch)
 	return done()
