@@ -248,6 +248,7 @@ func TestRemovedMemberServesNoReadOnlySessions(t *testing.T) {
 	l, f := tc.leader(), tc.follower()
 	c := dial(t, tc.addr(l))
 	c.connect(0, nil)
+	awaitConfig(t, c) // before the membership is written, a reconfig is ReconfigInProgress
 	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
 		t.Fatalf("addauth: %d", h.Err)
 	}

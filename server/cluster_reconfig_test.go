@@ -19,6 +19,7 @@ func TestClusterReconfigInProgress(t *testing.T) {
 	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReconfigEnabled, c.SuperDigest = true, superDigest })
 	c := dial(t, tc.addr(tc.follower()))
 	c.connect(0, nil)
+	awaitConfig(t, c) // before the membership is written, a reconfig is ReconfigInProgress
 	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
 		t.Fatalf("addauth super: %d", h.Err)
 	}
