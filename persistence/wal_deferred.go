@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -58,6 +59,10 @@ func (w *WAL) syncLoop(kick <-chan struct{}) {
 		if from == 0 {
 			continue
 		}
+		// With one P, this goroutine holds it through the fdatasync until the runtime's
+		// monitor takes it back: let the goroutines already ready run first (on a
+		// leader, raft's replication of the frame to the followers it has not sent to).
+		runtime.Gosched()
 		slow, err := w.timedSync(seg, syncDeferred)
 		if err != nil {
 			err = syncFailed(seg, err)

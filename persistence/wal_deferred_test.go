@@ -3,7 +3,9 @@ package persistence
 import (
 	"errors"
 	"os"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -180,5 +182,50 @@ func TestWALReportsItsFailure(t *testing.T) {
 	}
 	if len(got) != 1 || !strings.Contains(got[0].Error(), "takes no more writes") {
 		t.Fatalf("reported %v, want the one failure", got)
+	}
+}
+
+// With one P (zkraft's governor runs so), a goroutine in fdatasync holds the P until the
+// runtime's monitor takes it back, so goroutines made ready before the deferred store
+// (on a leader: raft's replication to the other followers) would wait out the sync. The
+// syncer lets them run first. A goroutine made ready just before the store is queued
+// behind the syncer it wakes; it must run before the syncer's fdatasync starts. The
+// scheduler checks its global queue first now and then, and -race shuffles its order,
+// so the test counts rounds: with the yield nearly all go first, without it about half
+// at most.
+func TestWALSyncerLetsReadyGoroutinesRunBeforeItsSync(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	w := mustOpenWAL(t, t.TempDir(), 1<<20)
+	var ran atomic.Bool
+	first := 0
+	syncDeferred = func(f *os.File) error {
+		if ran.Load() {
+			first++
+		}
+		return fdatasync(f)
+	}
+	t.Cleanup(func() { syncDeferred = fdatasync })
+	const rounds = 40
+	for i := range rounds {
+		ran.Store(false)
+		ready := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			<-ready
+			ran.Store(true)
+			close(done)
+		}()
+		runtime.Gosched() // the goroutine waits on ready
+		close(ready)      // ready now: the next goroutine made ready queues it behind
+		if err := w.StoreLogsDeferred(entries(uint64(i+1), uint64(i+1), 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WaitDurable(uint64(i + 1)); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+	}
+	if first < rounds*85/100 {
+		t.Fatalf("a goroutine made ready before the store ran before the fdatasync in %d of %d rounds", first, rounds)
 	}
 }
