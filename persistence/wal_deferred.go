@@ -59,9 +59,11 @@ func (w *WAL) syncLoop(kick <-chan struct{}) {
 		if from == 0 {
 			continue
 		}
-		// With one P, this goroutine holds it through the fdatasync until the runtime's
-		// monitor takes it back: let the goroutines already ready run first (on a
-		// leader, raft's replication of the frame to the followers it has not sent to).
+		// With one P, this goroutine keeps it through the fdatasync until the sync
+		// returns or the runtime's monitor takes it back: let the goroutines queued on
+		// the P run first (on a leader, raft's replicators, readied just after the
+		// store). The syncer then waits until the P's queue is empty or the scheduler's
+		// periodic look at its global queue, a bounded delay.
 		runtime.Gosched()
 		slow, err := w.timedSync(seg, syncDeferred)
 		if err != nil {

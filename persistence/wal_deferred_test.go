@@ -185,21 +185,24 @@ func TestWALReportsItsFailure(t *testing.T) {
 	}
 }
 
-// With one P (zkraft's governor runs so), a goroutine in fdatasync holds the P until the
-// runtime's monitor takes it back, so goroutines made ready before the deferred store
-// (on a leader: raft's replication to the other followers) would wait out the sync. The
-// syncer lets them run first. A goroutine made ready just before the store is queued
-// behind the syncer it wakes; it must run before the syncer's fdatasync starts. The
-// scheduler checks its global queue first now and then, and -race shuffles its order,
-// so the test counts rounds: with the yield nearly all go first, without it about half
-// at most.
+// With one P (zkraft's governor runs so), a goroutine in fdatasync keeps the P until the
+// sync returns or the runtime's monitor takes the P back, so the goroutines queued behind
+// the syncer would wait. On a leader those are raft's replicators: raft stores a batch
+// (which readies the syncer) and then notifies each follower's replicator; the last one
+// takes the P's next slot, the others queue behind the syncer. The syncer lets them run
+// first. The test readies two goroutines after a deferred store, as raft does, and counts
+// the rounds in which both ran before the fdatasync started. The scheduler takes its
+// global queue first now and then, and -race shuffles its order, so it counts rather than
+// asks for every round: with the yield nearly all rounds, without it a few under -race
+// and none without.
 func TestWALSyncerLetsReadyGoroutinesRunBeforeItsSync(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	w := mustOpenWAL(t, t.TempDir(), 1<<20)
-	var ran atomic.Bool
+	t.Cleanup(func() { w.Close() }) // before TempDir's removal: the preparer writes there
+	var ran atomic.Int32
 	first := 0
 	syncDeferred = func(f *os.File) error {
-		if ran.Load() {
+		if ran.Load() == 2 {
 			first++
 		}
 		return fdatasync(f)
@@ -207,25 +210,30 @@ func TestWALSyncerLetsReadyGoroutinesRunBeforeItsSync(t *testing.T) {
 	t.Cleanup(func() { syncDeferred = fdatasync })
 	const rounds = 40
 	for i := range rounds {
-		ran.Store(false)
-		ready := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			<-ready
-			ran.Store(true)
-			close(done)
-		}()
-		runtime.Gosched() // the goroutine waits on ready
-		close(ready)      // ready now: the next goroutine made ready queues it behind
+		ran.Store(0)
+		var ready [2]chan struct{}
+		done := make(chan struct{}, 2)
+		for j := range ready {
+			ready[j] = make(chan struct{})
+			go func() {
+				<-ready[j]
+				ran.Add(1)
+				done <- struct{}{}
+			}()
+		}
+		runtime.Gosched() // both wait on their channels
 		if err := w.StoreLogsDeferred(entries(uint64(i+1), uint64(i+1), 1)); err != nil {
 			t.Fatal(err)
 		}
+		close(ready[0]) // as raft notifies its replicators once the store returns
+		close(ready[1])
 		if err := w.WaitDurable(uint64(i + 1)); err != nil {
 			t.Fatal(err)
 		}
 		<-done
+		<-done
 	}
 	if first < rounds*85/100 {
-		t.Fatalf("a goroutine made ready before the store ran before the fdatasync in %d of %d rounds", first, rounds)
+		t.Fatalf("two goroutines made ready after the store both ran before the fdatasync in %d of %d rounds", first, rounds)
 	}
 }
