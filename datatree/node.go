@@ -113,7 +113,7 @@ func (t *Tree) child(n *node, name string) *node {
 // hasChild reports whether n has a child called name. A name that sorts after every
 // child needs no search: sequential nodes come so, and a snapshot lists names in order.
 func (t *Tree) hasChild(n *node, name string) bool {
-	id, _ := t.kidsOf(n).locate(t, name)
+	id, _ := t.childAt(n, name)
 	return id != 0
 }
 

@@ -194,7 +194,7 @@ func TestWALReportsItsFailure(t *testing.T) {
 // the rounds in which both ran before the fdatasync started. The scheduler takes its
 // global queue first now and then, and -race shuffles its order, so it counts rather than
 // asks for every round: with the yield nearly all rounds, without it a few under -race
-// and none without.
+// and none without; it fails below half.
 func TestWALSyncerLetsReadyGoroutinesRunBeforeItsSync(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	w := mustOpenWAL(t, t.TempDir(), 1<<20)
@@ -233,7 +233,8 @@ func TestWALSyncerLetsReadyGoroutinesRunBeforeItsSync(t *testing.T) {
 		<-done
 		<-done
 	}
-	if first < rounds*85/100 {
+	t.Logf("both ran before the fdatasync in %d of %d rounds", first, rounds)
+	if first < rounds/2 {
 		t.Fatalf("two goroutines made ready after the store both ran before the fdatasync in %d of %d rounds", first, rounds)
 	}
 }

@@ -240,7 +240,7 @@ func readWaitsForHeldApply(t *testing.T, leader, n *Node, moved func() bool) {
 	n.FSM.Read(func(tr *datatree.Tree, _ *session.Table) { _, _, code = tr.Get("/fresh") })
 	if code != jute.OK {
 		if moved() { // the create may be lost with the leadership, or the wait end with it
-			t.Skip("the leadership moved while the apply was held (a stalled machine)")
+			t.Skipf("the leadership moved while the apply was held (a stalled machine): term %d, leader %v", leader.raft.CurrentTerm(), leader.IsLeader())
 		}
 		t.Fatalf("the read after the wait does not see /fresh: %v", code)
 	}

@@ -632,7 +632,9 @@ func (r *retryFuture) Error() error {
 
 // wait waits for the outcome of the proposal made last, or until the member stops: a
 // leader's entry that its stopping followers never acknowledge would be answered only
-// when raft steps down, a heartbeat timeout later. The outcome is then unknown.
+// when raft steps down, a heartbeat timeout later. The outcome is then unknown. (A
+// connection's write on a leader, a Stream's, still waits for raft's answer: its
+// responder is not among the goroutines Server.Close waits for.)
 func (r *retryFuture) wait() error {
 	if d, ok := r.f.(interface{ doneCh() <-chan struct{} }); ok {
 		select {
