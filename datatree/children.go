@@ -51,7 +51,9 @@ func (w *wideList) setLast(i int, name string) {
 
 // prefixKey is name's first 8 bytes, big-endian, zero-padded. Keys order as their names
 // do where they differ (a shorter name padded with zeros sorts before a longer one it
-// begins), so only equal keys need the names compared.
+// begins), so only equal keys need the names compared. Names that share their first 8
+// bytes (a recipe's "lock-0000000123", "member_0000000042") all have one key: a search
+// among them reads every probe's name, as it did without keys.
 func prefixKey(name string) uint64 {
 	var b [8]byte
 	copy(b[:], name)
@@ -133,12 +135,15 @@ func (c *children) get(t *Tree, name string) nodeID {
 	return 0
 }
 
-// childPlace is where a search of the chunks (locate) found a name, or found it would
-// go: the chunk and the position in it. ok is false when no search placed it (insert
-// or unlink then searches). It holds only until the list changes.
+// childPlace is what locate found for a name: the child's id (0 if the name is absent)
+// and, when a search of the chunks answered, where the name is or would go, the chunk
+// and the position in it. ok is false when no search placed it (a list with a name
+// index, or no locate: insert or unlink then searches, unlink among one chunk's ids when
+// the id is known). It holds only until the list changes.
 type childPlace struct {
 	chunk, pos int
 	ok         bool
+	id         nodeID
 }
 
 // locate returns the id of the child called name (0 if there is none) and, when a
@@ -153,7 +158,8 @@ func (c *children) locate(t *Tree, name string) (nodeID, childPlace) {
 		return 0, childPlace{}
 	}
 	if c.index != nil {
-		return c.index.get(t, name), childPlace{}
+		id := c.index.get(t, name)
+		return id, childPlace{id: id}
 	}
 	i := c.chunkFor(name)
 	j, found := c.search(t, i, name)
@@ -161,7 +167,7 @@ func (c *children) locate(t *Tree, name string) (nodeID, childPlace) {
 	if found {
 		id = c.chunks[i][j]
 	}
-	return id, childPlace{chunk: i, pos: j, ok: true}
+	return id, childPlace{chunk: i, pos: j, ok: true, id: id}
 }
 
 // add inserts id, called name, at at if locate placed it; the caller has checked that
@@ -259,7 +265,16 @@ func (c *children) remove(t *Tree, name string, at childPlace) nodeID {
 // and returns its id (0 if it was not there).
 func (c *children) unlink(t *Tree, name string, at childPlace) nodeID {
 	i, j := at.chunk, at.pos
-	if !at.ok {
+	switch {
+	case at.ok && at.id == 0:
+		return 0 // locate's search found the name absent
+	case at.ok:
+	case at.id != 0: // found by the name index: look for the id in the chunk that holds it
+		i = c.chunkFor(name)
+		if j = slices.Index(c.chunks[i], at.id); j < 0 {
+			return 0
+		}
+	default:
 		i = c.chunkFor(name)
 		if j = c.place(t, i, name); j < 0 {
 			return 0

@@ -104,8 +104,8 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 			name = "prefixed" + name // half share one key: their names are compared
 		}
 		got, at := c.locate(tr, name)
-		if id, ok := names[name]; got != id {
-			t.Fatalf("locate %q gave %d, want %d", name, got, id)
+		if id, ok := names[name]; got != id || at.id != id {
+			t.Fatalf("locate %q gave %d (place %+v), want %d", name, got, at, id)
 		} else if ok {
 			if (x>>6)&1 == 0 {
 				at = childPlace{} // half removed where locate found them, half by unlink's own search
@@ -116,6 +116,9 @@ func TestChildrenSortedAcrossChunks(t *testing.T) {
 			}
 			delete(names, name)
 		} else {
+			if n := c.n; c.remove(tr, name, at) != 0 || c.n != n {
+				t.Fatalf("remove of absent %q at %+v took a child", name, at)
+			}
 			id, _ := tr.newNode(name, nil, 0, storedStat{})
 			names[name] = id
 			if (x>>5)&1 == 0 {
