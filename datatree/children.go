@@ -125,14 +125,8 @@ func (c *children) get(t *Tree, name string) nodeID {
 	if c == nil || c.n == 0 {
 		return 0
 	}
-	if c.index != nil {
-		return c.index.get(t, name)
-	}
-	i := c.chunkFor(name)
-	if j, ok := c.search(t, i, name); ok {
-		return c.chunks[i][j]
-	}
-	return 0
+	id, _ := c.find(t, name)
+	return id
 }
 
 // childPlace is what locate found for a name: the child's id (0 if the name is absent)
@@ -157,6 +151,12 @@ func (c *children) locate(t *Tree, name string) (nodeID, childPlace) {
 	if c == nil || c.n == 0 || c.sortsLast(t, name) {
 		return 0, childPlace{}
 	}
+	return c.find(t, name)
+}
+
+// find is locate's answer from the name index or a search of the chunks, for a list
+// that is not empty (get, which need not place a name, skips locate's look at the last).
+func (c *children) find(t *Tree, name string) (nodeID, childPlace) {
 	if c.index != nil {
 		id := c.index.get(t, name)
 		return id, childPlace{id: id}
@@ -264,19 +264,16 @@ func (c *children) remove(t *Tree, name string, at childPlace) nodeID {
 // unlink takes the child called name (at at, if locate placed it) out of the chunks
 // and returns its id (0 if it was not there).
 func (c *children) unlink(t *Tree, name string, at childPlace) nodeID {
+	if !at.ok && at.id == 0 {
+		_, at = c.find(t, name) // no place given (or an absent name's): look now
+	}
 	i, j := at.chunk, at.pos
 	switch {
-	case at.ok && at.id == 0:
-		return 0 // locate's search found the name absent
-	case at.ok:
-	case at.id != 0: // found by the name index: look for the id in the chunk that holds it
+	case at.id == 0:
+		return 0
+	case !at.ok: // found by the name index: the id among the ids of the chunk that holds it
 		i = c.chunkFor(name)
 		if j = slices.Index(c.chunks[i], at.id); j < 0 {
-			return 0
-		}
-	default:
-		i = c.chunkFor(name)
-		if j = c.place(t, i, name); j < 0 {
 			return 0
 		}
 	}
@@ -307,22 +304,6 @@ func (c *children) unlink(t *Tree, name string, at childPlace) nodeID {
 		c.setLast(t, i) // the removed child was the chunk's last
 	}
 	return id
-}
-
-// place is where the child called name is in chunk i, the chunk that would hold it, or
-// -1. With an index, the id is found by it and then among the chunk's ids, which reads
-// no name from the arena (a binary search reads a dozen).
-func (c *children) place(t *Tree, i int, name string) int {
-	if c.index != nil {
-		if id := c.index.get(t, name); id != 0 {
-			return slices.Index(c.chunks[i], id)
-		}
-		return -1
-	}
-	if j, ok := c.search(t, i, name); ok {
-		return j
-	}
-	return -1
 }
 
 // each calls f for every child in name order until f returns false.
