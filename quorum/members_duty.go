@@ -14,16 +14,11 @@ import (
 // is the membership as the log decided it (a reconfig entry changes it on every server
 // in log order); this loop makes Raft's own configuration follow it: it adds voters and
 // observers, demotes and removes servers, one change at a time. The first leader of a
-// cluster also writes the configured members into /zookeeper/config.
+// cluster also writes the configured members into /zookeeper/config, if the write it
+// proposed on gaining leadership (proposeFirstMembership) did not.
 func (d *duties) membershipLoop(ctx context.Context) {
 	n := d.n
-	if _, ok := n.FSM.Members(); !ok {
-		text := Membership{Peers: n.cfg.Peers}
-		text.sort()
-		body := []byte(text.String()) // the version line is replaced when applied
-		// Not counted in ProposalSizes: ZooKeeper proposes nothing like it.
-		f := n.raft.Apply((&Entry{Op: OpSetConfig, Time: time.Now().UnixMilli(),
-			Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: body, Version: -1}}).Marshal(), 0)
+	if f := n.proposeFirstMembership(); f != nil {
 		if err := f.Error(); err != nil {
 			n.cfg.Logger.Warn("writing the initial membership failed", "err", err)
 		}
@@ -44,6 +39,28 @@ func (d *duties) membershipLoop(ctx context.Context) {
 		case <-n.membersChanged:
 		}
 	}
+}
+
+// proposeFirstMembership proposes the configured members as /zookeeper/config if this
+// member's state machine holds no membership, and returns the proposal (nil if none).
+// A new cluster's first leader calls it as soon as it leads, before its barrier, so the
+// membership is the first entry of its term after raft's own: every session is created
+// after it and sees the configuration, as on a ZooKeeper ensemble, which has it from the
+// start. A leader whose state machine has not yet applied an earlier term's membership
+// proposes it again; applySetConfig then leaves the node as it is.
+func (n *Node) proposeFirstMembership() raft.ApplyFuture {
+	if !n.IsClustered() {
+		return nil
+	}
+	if _, ok := n.FSM.Members(); ok {
+		return nil
+	}
+	text := Membership{Peers: n.cfg.Peers}
+	text.sort()
+	body := []byte(text.String()) // the version line is replaced when applied
+	// Not counted in ProposalSizes: ZooKeeper proposes nothing like it.
+	return n.raft.Apply((&Entry{Op: OpSetConfig, Time: time.Now().UnixMilli(),
+		Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: body, Version: -1}}).Marshal(), 0)
 }
 
 // reconcile brings Raft's configuration to the membership in /zookeeper/config.

@@ -3,6 +3,9 @@ package quorum
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // The text a 3-server ZooKeeper 3.8 ensemble shows in /zookeeper/config, and the one
@@ -96,5 +99,44 @@ func TestParsePeerIPv6(t *testing.T) {
 		if _, err := ParsePeer("1", spec); err == nil {
 			t.Errorf("%s accepted", spec)
 		}
+	}
+}
+
+// A new cluster's first leader proposes the configured membership as soon as it leads,
+// ahead of its barrier, so every session (created after the barrier's round at the
+// latest) finds /zookeeper/config written, as on a ZooKeeper ensemble.
+func TestFirstLeaderProposesTheMembershipBeforeItsBarrier(t *testing.T) {
+	_, _, nodes := openThree(t)
+	l := leaderOf(t, nodes)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, ok := l.FSM.Members(); !ok; _, ok = l.FSM.Members() {
+		if time.Now().After(deadline) {
+			t.Fatal("no membership written")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	term := l.raft.CurrentTerm()
+	setConfig, barrier := uint64(0), uint64(0)
+	last, err := l.store.Log.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(1); i <= last && (setConfig == 0 || barrier == 0); i++ {
+		var e raft.Log
+		if err := l.store.Log.GetLog(i, &e); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case e.Term != term:
+		case e.Type == raft.LogBarrier && barrier == 0:
+			barrier = i
+		case e.Type == raft.LogCommand && setConfig == 0:
+			if en, err := UnmarshalEntry(e.Data); err == nil && en.Op == OpSetConfig {
+				setConfig = i
+			}
+		}
+	}
+	if setConfig == 0 || barrier == 0 || setConfig > barrier {
+		t.Fatalf("term %d: the membership at index %d, the barrier at %d; want the membership first", term, setConfig, barrier)
 	}
 }

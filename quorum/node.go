@@ -752,6 +752,7 @@ func (n *Node) watchLeadership() {
 			return
 		case leader := <-n.notify:
 			if leader {
+				n.proposeFirstMembership() // its outcome is known once the barrier is
 				if err := n.raft.Barrier(0).Error(); err != nil {
 					n.cfg.Logger.Warn("barrier after election failed", "err", err)
 					continue

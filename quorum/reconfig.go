@@ -75,6 +75,38 @@ func (n *Node) judgeReconfig(e *Entry, term uint64) {
 	}
 }
 
+// awaitMembers holds a reconfig this leader is about to judge until /zookeeper/config
+// holds a membership. A new cluster's first leader writes the configured one
+// (membershipLoop) only after its barrier, so a reconfig sent right after the election
+// would be judged and applied without one and answered ReconfigInProgress, where a
+// ZooKeeper ensemble has its configuration from the start. The wait is bounded (ten
+// heartbeat timeouts, or until the member stops); after it the reconfig is judged as it
+// is, and answered ReconfigInProgress if there is still no membership. Called where
+// the entry is judged and appended, in its connection's order, so the writes behind it
+// wait too (those of its session on this leader, or of every connection of the member
+// whose stream carries it).
+func (n *Node) awaitMembers(e *Entry) {
+	if e.Op != jute.OpReconfig || !n.IsClustered() {
+		return
+	}
+	if _, ok := n.FSM.Members(); ok {
+		return
+	}
+	deadline := time.Now().Add(10 * n.cfg.HeartbeatTimeout)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.stopping:
+			return
+		case <-tick.C:
+		}
+		if _, ok := n.FSM.Members(); ok || time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
 // judgeQuorum marks e OpReconfigNoQuorum if its new voters hold no quorum of members
 // that answered lately, and says whether e is still a reconfig to apply.
 func (n *Node) judgeQuorum(e *Entry) bool {

@@ -234,3 +234,66 @@ func TestLearnersSyncWindow(t *testing.T) {
 		}
 	}
 }
+
+// A reconfig that reaches a new cluster's first leader before its membership duty wrote
+// /zookeeper/config waits for that write and then goes through, as on a ZooKeeper
+// ensemble, which has its configuration from the start; only when no membership comes
+// within the bound is it answered ReconfigInProgress.
+func TestReconfigWaitsForTheFirstMembership(t *testing.T) {
+	ct := &contactTransport{}
+	ct.answered.Store(raft.ServerID("2"), time.Now())
+	ct.answered.Store(raft.ServerID("3"), time.Now())
+	newFSM := func() *FSM {
+		f := NewFSM(datatree.Options{})
+		applyAll(t, f, []*Entry{{Session: 0x100, Op: jute.OpCreateSession, Time: 1000, Req: &SessionRequest{Timeout: 4000, Password: make([]byte, 16)}}})
+		return f
+	}
+	peers := []Peer{{ID: "1"}, {ID: "2"}, {ID: "3"}}
+	reconfig := func() *Entry {
+		return &Entry{Session: 0x100, Op: jute.OpReconfig, Super: true, Time: 1002, Seq: 1,
+			Req: &jute.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:14:24:observer;34", CurConfigId: -1}}
+	}
+
+	f := newFSM()
+	n := &Node{cfg: Config{ID: "1", Peers: peers, TickTime: time.Second, HeartbeatTimeout: time.Minute}, FSM: f, trans: ct}
+	e := reconfig()
+	judged := make(chan struct{})
+	go func() {
+		n.awaitMembers(e)
+		n.judgeReconfig(e, 1)
+		close(judged)
+	}()
+	select {
+	case <-judged:
+		t.Fatal("the reconfig was judged before /zookeeper/config held a membership")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if r := applyAll(t, f, []*Entry{{Op: OpSetConfig, Time: 1001, Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: []byte(threeMembers), Version: -1}}}); r[0].Err != jute.OK {
+		t.Fatalf("initial membership: %v", r[0].Err)
+	}
+	select {
+	case <-judged:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reconfig still waits after the membership was written")
+	}
+	if r := applyAll(t, f, []*Entry{e}); e.Op != jute.OpReconfig || r[0].Err != jute.OK {
+		t.Fatalf("reconfig after the first membership: op %d, %v; want a reconfig answered OK", e.Op, r[0].Err)
+	}
+	if m, _ := f.Members(); len(m.Peers) != 4 {
+		t.Fatalf("membership %v, want 4 servers", m)
+	}
+
+	// No membership within ten heartbeat timeouts: judged as it is, and refused.
+	f = newFSM()
+	n = &Node{cfg: Config{ID: "1", Peers: peers, TickTime: time.Second, HeartbeatTimeout: 5 * time.Millisecond}, FSM: f, trans: ct}
+	e = reconfig()
+	start := time.Now()
+	n.awaitMembers(e)
+	n.judgeReconfig(e, 1)
+	if waited := time.Since(start); waited < 50*time.Millisecond {
+		t.Fatalf("gave up after %v, before ten heartbeat timeouts", waited)
+	}
+	if r := applyAll(t, f, []*Entry{e}); r[0].Err != jute.ErrReconfigInProgress {
+		t.Fatalf("reconfig without a membership: %v, want ReconfigInProgress", r[0].Err)
+	}
+}
