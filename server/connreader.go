@@ -29,6 +29,17 @@ const idleAfter = 20 * time.Millisecond
 // readerPool lends read buffers of readBufferSize.
 var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
+// handshakeBufferSize is the buffer a plain TCP connection reads its handshake (or its
+// four-letter word) through: a ConnectRequest is under 100 bytes, and a frame larger than
+// the buffer is read past it. The reader trades it for one of readBufferSize at its first
+// wait after the handshake (the connection starts idle). A burst of connects holds one
+// buffer for each handshake waiting for its session's commit, and the pool keeps them
+// until two collections pass: at readBufferSize that was 0.4 KiB of RSS per session of
+// a 3,000-connection burst (docs/benchmarks.md, fortieth session).
+const handshakeBufferSize = 256
+
+var handshakePool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, handshakeBufferSize) }}
+
 // connReader reads a connection's frames through a buffer it borrows from readerPool.
 // One goroutine at a time uses it: the handshake's, then the reader's.
 type connReader struct {
@@ -53,21 +64,31 @@ func newConnReader(nc net.Conn, lent *atomic.Int64) *connReader {
 			r.raw = raw
 		}
 	}
-	r.borrow()
+	if r.raw != nil {
+		r.borrowFrom(&handshakePool)
+	} else {
+		r.borrow() // a TLS connection keeps its first buffer (next never trades it)
+	}
 	return r
 }
 
-func (r *connReader) borrow() {
-	r.br = readerPool.Get().(*bufio.Reader)
+func (r *connReader) borrow() { r.borrowFrom(&readerPool) }
+
+func (r *connReader) borrowFrom(pool *sync.Pool) {
+	r.br = pool.Get().(*bufio.Reader)
 	r.br.Reset(r.nc)
 	r.lent.Add(1)
 }
 
-// release gives the buffer back; nothing may be buffered in it.
+// release gives the buffer back to the pool it came from; nothing may be buffered in it.
 func (r *connReader) release() {
 	if r.br != nil {
 		r.br.Reset(nil)
-		readerPool.Put(r.br)
+		if r.br.Size() == handshakeBufferSize {
+			handshakePool.Put(r.br)
+		} else {
+			readerPool.Put(r.br)
+		}
 		r.br = nil
 		r.lent.Add(-1)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,6 +61,9 @@ func TestAReaderLendsItsBufferOnlyWhileBusy(t *testing.T) {
 	if lent.Load() != 1 {
 		t.Fatalf("lent %d after the reader was made, want 1 (the handshake reads through it)", lent.Load())
 	}
+	if r.br.Size() != handshakeBufferSize {
+		t.Fatalf("the handshake reads through %d bytes, want the small buffer's %d", r.br.Size(), handshakeBufferSize)
+	}
 	var step atomic.Int64 // how far the reader's clock moves per reading: the wait's length
 	clock := time.Unix(0, 0)
 	r.now = func() time.Time { clock = clock.Add(time.Duration(step.Load())); return clock }
@@ -97,6 +101,9 @@ func TestAReaderLendsItsBufferOnlyWhileBusy(t *testing.T) {
 	expect(got, "one")
 	if lent.Load() != 1 {
 		t.Fatalf("lent %d while frames are buffered, want 1", lent.Load())
+	}
+	if r.br.Size() != readBufferSize {
+		t.Fatalf("after the handshake's buffer was given back the reader reads through %d bytes, want %d", r.br.Size(), readBufferSize)
 	}
 	expect(read(), "two")
 	expect(read(), "three")
@@ -156,5 +163,35 @@ func TestAnIdleReaderReadsALargeFrame(t *testing.T) {
 	f, err := r.next(nil, 1<<20)
 	if err != nil || !bytes.Equal(f, big) {
 		t.Fatalf("read %d bytes, %v; want %d", len(f), err, len(big))
+	}
+}
+
+// Frames a client sends right behind its handshake (Java's client pipelines setWatches
+// and its auth packets) are read whole through the handshake's small buffer, the large
+// ones past it, before the reader trades that buffer for a busy one.
+func TestFramesBehindTheHandshakeReadThroughTheSmallBuffer(t *testing.T) {
+	srv, cli := tcpPair(t)
+	var lent atomic.Int64
+	r := newConnReader(srv, &lent)
+	frames := []string{"connect", strings.Repeat("w", 3*handshakeBufferSize+7), "auth", strings.Repeat("x", handshakeBufferSize-10)}
+	var b []byte
+	for _, f := range frames {
+		b = jute.AppendFrame(b, rawRecord(f))
+	}
+	if _, err := cli.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range frames {
+		f, err := r.next(nil, 1<<20)
+		if err != nil || string(f) != want {
+			t.Fatalf("frame %d: %d bytes, %v; want %d bytes", i, len(f), err, len(want))
+		}
+		if i == 0 {
+			r.setIdle()
+		}
+	}
+	r.release()
+	if lent.Load() != 0 {
+		t.Fatalf("lent %d after release", lent.Load())
 	}
 }
