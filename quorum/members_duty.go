@@ -44,10 +44,11 @@ func (d *duties) membershipLoop(ctx context.Context) {
 // proposeFirstMembership proposes the configured members as /zookeeper/config if this
 // member's state machine holds no membership, and returns the proposal (nil if none).
 // A new cluster's first leader calls it as soon as it leads, before its barrier, so the
-// membership is the first entry of its term after raft's own: every session is created
-// after it and sees the configuration, as on a ZooKeeper ensemble, which has it from the
-// start. A leader whose state machine has not yet applied an earlier term's membership
-// proposes it again; applySetConfig then leaves the node as it is.
+// membership is among the first entries of its term (a write that waited for a leader
+// may come before it), and sessions created since see the configuration, as on a
+// ZooKeeper ensemble, which has it from the start. A leader whose state machine has not
+// yet applied an earlier term's membership (after a restart, until a snapshot holds it)
+// proposes it again, one entry that applySetConfig answers NodeExists, changing nothing.
 func (n *Node) proposeFirstMembership() raft.ApplyFuture {
 	if !n.IsClustered() {
 		return nil
@@ -59,8 +60,10 @@ func (n *Node) proposeFirstMembership() raft.ApplyFuture {
 	text.sort()
 	body := []byte(text.String()) // the version line is replaced when applied
 	// Not counted in ProposalSizes: ZooKeeper proposes nothing like it.
-	return n.raft.Apply((&Entry{Op: OpSetConfig, Time: time.Now().UnixMilli(),
+	f := n.raft.Apply((&Entry{Op: OpSetConfig, Time: time.Now().UnixMilli(),
 		Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: body, Version: -1}}).Marshal(), 0)
+	n.firstMembership.Store(&f)
+	return f
 }
 
 // reconcile brings Raft's configuration to the membership in /zookeeper/config.

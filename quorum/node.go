@@ -204,6 +204,9 @@ type Node struct {
 	applies applyWaiter
 	// reconfig is the reconfig this member let through as leader (judgeReconfig).
 	reconfig pendingReconfig
+	// firstMembership is the membership this member proposed last on gaining leadership
+	// (proposeFirstMembership), which a reconfig waits for (awaitMembers).
+	firstMembership atomic.Pointer[raft.ApplyFuture]
 	// freshReadWait bounds WaitFreshRead (the constant, or Config.freshReadWait).
 	freshReadWait time.Duration
 }

@@ -75,35 +75,37 @@ func (n *Node) judgeReconfig(e *Entry, term uint64) {
 	}
 }
 
-// awaitMembers holds a reconfig this leader is about to judge until /zookeeper/config
-// holds a membership. A new cluster's first leader writes the configured one
-// (membershipLoop) only after its barrier, so a reconfig sent right after the election
-// would be judged and applied without one and answered ReconfigInProgress, where a
-// ZooKeeper ensemble has its configuration from the start. The wait is bounded (ten
-// heartbeat timeouts, or until the member stops); after it the reconfig is judged as it
-// is, and answered ReconfigInProgress if there is still no membership. Called where
-// the entry is judged and appended, in its connection's order, so the writes behind it
-// wait too (those of its session on this leader, or of every connection of the member
-// whose stream carries it).
+// awaitMembers holds a reconfig this leader is about to judge while the membership it
+// proposed on gaining leadership (proposeFirstMembership) is still on its way: a reconfig
+// judged before that entry is applied would find no membership and be answered
+// ReconfigInProgress, where a ZooKeeper ensemble has its configuration from the start.
+// It waits on that proposal's future only, so the wait ends when the entry is applied or
+// the proposal fails (raft fails it when leadership is lost), at most ten heartbeat
+// timeouts, or when the member stops; with no such proposal in flight (a membership that
+// is none for another reason) it does not wait. Called where the entry is judged and
+// appended, in its connection's order, so the writes behind it wait too.
 func (n *Node) awaitMembers(e *Entry) {
-	if e.Op != jute.OpReconfig || !n.IsClustered() {
+	if e.Op != jute.OpReconfig {
+		return
+	}
+	f := n.firstMembership.Load()
+	if f == nil {
 		return
 	}
 	if _, ok := n.FSM.Members(); ok {
 		return
 	}
-	deadline := time.Now().Add(10 * n.cfg.HeartbeatTimeout)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-n.stopping:
-			return
-		case <-tick.C:
-		}
-		if _, ok := n.FSM.Members(); ok || time.Now().After(deadline) {
-			return
-		}
+	done := make(chan struct{})
+	go func() {
+		(*f).Error()
+		close(done)
+	}()
+	t := time.NewTimer(10 * n.cfg.HeartbeatTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-n.stopping:
 	}
 }
 

@@ -235,65 +235,94 @@ func TestLearnersSyncWindow(t *testing.T) {
 	}
 }
 
-// A reconfig that reaches a new cluster's first leader before its membership duty wrote
-// /zookeeper/config waits for that write and then goes through, as on a ZooKeeper
-// ensemble, which has its configuration from the start; only when no membership comes
-// within the bound is it answered ReconfigInProgress.
+// heldFuture is a proposal whose outcome the test decides: Error waits until done closes.
+type heldFuture struct {
+	raft.ApplyFuture
+	done chan struct{}
+	err  error
+}
+
+func (h *heldFuture) Error() error { <-h.done; return h.err }
+
+// A reconfig that reaches a new cluster's first leader before the membership it proposed
+// on gaining leadership is applied waits for that proposal and then goes through, as on
+// a ZooKeeper ensemble, which has its configuration from the start. It does not wait
+// when no such proposal is in flight, stops waiting when the proposal fails (leadership
+// lost), and waits at most ten heartbeat timeouts.
 func TestReconfigWaitsForTheFirstMembership(t *testing.T) {
 	ct := &contactTransport{}
 	ct.answered.Store(raft.ServerID("2"), time.Now())
 	ct.answered.Store(raft.ServerID("3"), time.Now())
-	newFSM := func() *FSM {
+	peers := []Peer{{ID: "1"}, {ID: "2"}, {ID: "3"}}
+	node := func(heartbeat time.Duration, proposal *heldFuture) *Node {
 		f := NewFSM(datatree.Options{})
 		applyAll(t, f, []*Entry{{Session: 0x100, Op: jute.OpCreateSession, Time: 1000, Req: &SessionRequest{Timeout: 4000, Password: make([]byte, 16)}}})
-		return f
+		n := &Node{cfg: Config{ID: "1", Peers: peers, TickTime: time.Second, HeartbeatTimeout: heartbeat}, FSM: f, trans: ct}
+		if proposal != nil {
+			var af raft.ApplyFuture = proposal
+			n.firstMembership.Store(&af)
+		}
+		return n
 	}
-	peers := []Peer{{ID: "1"}, {ID: "2"}, {ID: "3"}}
 	reconfig := func() *Entry {
 		return &Entry{Session: 0x100, Op: jute.OpReconfig, Super: true, Time: 1002, Seq: 1,
 			Req: &jute.ReconfigRequest{JoiningServers: "server.4=127.0.0.1:14:24:observer;34", CurConfigId: -1}}
 	}
+	timed := func(n *Node, e *Entry) time.Duration {
+		start := time.Now()
+		n.awaitMembers(e)
+		n.judgeReconfig(e, 1)
+		return time.Since(start)
+	}
 
-	f := newFSM()
-	n := &Node{cfg: Config{ID: "1", Peers: peers, TickTime: time.Second, HeartbeatTimeout: time.Minute}, FSM: f, trans: ct}
+	proposal := &heldFuture{done: make(chan struct{})}
+	n := node(time.Minute, proposal)
 	e := reconfig()
 	judged := make(chan struct{})
 	go func() {
-		n.awaitMembers(e)
-		n.judgeReconfig(e, 1)
+		timed(n, e)
 		close(judged)
 	}()
 	select {
 	case <-judged:
-		t.Fatal("the reconfig was judged before /zookeeper/config held a membership")
+		t.Fatal("the reconfig was judged while the first membership was on its way")
 	case <-time.After(50 * time.Millisecond):
 	}
-	if r := applyAll(t, f, []*Entry{{Op: OpSetConfig, Time: 1001, Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: []byte(threeMembers), Version: -1}}}); r[0].Err != jute.OK {
+	if r := applyAll(t, n.FSM, []*Entry{{Op: OpSetConfig, Time: 1001, Req: &jute.SetDataRequest{Path: datatree.ConfigPath, Data: []byte(threeMembers), Version: -1}}}); r[0].Err != jute.OK {
 		t.Fatalf("initial membership: %v", r[0].Err)
 	}
+	close(proposal.done)
 	select {
 	case <-judged:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the reconfig still waits after the membership was written")
+		t.Fatal("the reconfig still waits after the membership was applied")
 	}
-	if r := applyAll(t, f, []*Entry{e}); e.Op != jute.OpReconfig || r[0].Err != jute.OK {
+	if r := applyAll(t, n.FSM, []*Entry{e}); e.Op != jute.OpReconfig || r[0].Err != jute.OK {
 		t.Fatalf("reconfig after the first membership: op %d, %v; want a reconfig answered OK", e.Op, r[0].Err)
 	}
-	if m, _ := f.Members(); len(m.Peers) != 4 {
+	if m, _ := n.FSM.Members(); len(m.Peers) != 4 {
 		t.Fatalf("membership %v, want 4 servers", m)
 	}
 
-	// No membership within ten heartbeat timeouts: judged as it is, and refused.
-	f = newFSM()
-	n = &Node{cfg: Config{ID: "1", Peers: peers, TickTime: time.Second, HeartbeatTimeout: 5 * time.Millisecond}, FSM: f, trans: ct}
+	// No membership and none on its way: no wait, refused as before.
+	n = node(time.Minute, nil)
 	e = reconfig()
-	start := time.Now()
-	n.awaitMembers(e)
-	n.judgeReconfig(e, 1)
-	if waited := time.Since(start); waited < 50*time.Millisecond {
-		t.Fatalf("gave up after %v, before ten heartbeat timeouts", waited)
+	if waited := timed(n, e); waited > 5*time.Second {
+		t.Fatalf("waited %v with no membership on its way", waited)
 	}
-	if r := applyAll(t, f, []*Entry{e}); r[0].Err != jute.ErrReconfigInProgress {
+	if r := applyAll(t, n.FSM, []*Entry{e}); r[0].Err != jute.ErrReconfigInProgress {
 		t.Fatalf("reconfig without a membership: %v, want ReconfigInProgress", r[0].Err)
+	}
+
+	// The proposal failed (leadership lost): the wait ends with it.
+	failed := &heldFuture{done: make(chan struct{}), err: raft.ErrLeadershipLost}
+	close(failed.done)
+	if waited := timed(node(time.Minute, failed), reconfig()); waited > 5*time.Second {
+		t.Fatalf("waited %v after the proposal failed", waited)
+	}
+
+	// A proposal that never ends: ten heartbeat timeouts at most.
+	if waited := timed(node(5*time.Millisecond, &heldFuture{done: make(chan struct{})}), reconfig()); waited < 50*time.Millisecond || waited > 5*time.Second {
+		t.Fatalf("waited %v, want ten heartbeat timeouts (50 ms)", waited)
 	}
 }

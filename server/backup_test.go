@@ -96,7 +96,7 @@ func TestBackupOfAMemberRestoresANewCluster(t *testing.T) {
 	}
 	restored.converge()
 	// The members were configured from their own config, not the old cluster's.
-	m, _ := awaitConfig(t, r) // the new leader's membership duty writes it
+	m, _ := awaitConfig(t, r) // the new leader proposes it when it leads
 	if len(m.Peers) != 3 || m.Peers[0].RaftAddr != restored.cfgs[0].Servers[0].RaftAddr {
 		t.Fatalf("restored cluster's membership: %+v", m)
 	}

@@ -553,8 +553,8 @@ func getConfig(t *testing.T, c *rawClient) (quorum.Membership, jute.Stat) {
 }
 
 // awaitConfig is getConfig once /zookeeper/config holds a membership: a restored
-// cluster's leader writes its configured one after the election, after the members may
-// already agree on every entry they hold (converge).
+// cluster's leader proposes its configured one when it leads, which a session created
+// before the proposal is applied may not see yet.
 func awaitConfig(t *testing.T, c *rawClient) (quorum.Membership, jute.Stat) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
