@@ -41,14 +41,37 @@ func (d *duties) membershipLoop(ctx context.Context) {
 	}
 }
 
+// membershipFirst makes the first membership (proposeFirstMembership) the first entry
+// this member appends in each term it leads: watchLeadership calls it on hearing of the
+// leadership, and the two paths that append a client's write as leader (send, and a
+// follower's stream in servePeer) call it before they append, since a write that waited
+// for a leader can reach it before watchLeadership does. Once per term; the mutex holds
+// a caller's append until the proposal is made, so no entry of the term precedes it.
+func (n *Node) membershipFirst() {
+	if !n.IsClustered() {
+		return
+	}
+	term := n.raft.CurrentTerm()
+	if n.membershipTerm.Load() == term {
+		return
+	}
+	n.membershipMu.Lock()
+	defer n.membershipMu.Unlock()
+	if n.membershipTerm.Load() == term || n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
+		return
+	}
+	n.proposeFirstMembership()
+	n.membershipTerm.Store(term)
+}
+
 // proposeFirstMembership proposes the configured members as /zookeeper/config if this
 // member's state machine holds no membership, and returns the proposal (nil if none).
-// A new cluster's first leader calls it as soon as it leads, before its barrier, so the
-// membership is among the first entries of its term (a write that waited for a leader
-// may come before it), and sessions created since see the configuration, as on a
-// ZooKeeper ensemble, which has it from the start. A leader whose state machine has not
-// yet applied an earlier term's membership (after a restart, until a snapshot holds it)
-// proposes it again, one entry that applySetConfig answers NodeExists, changing nothing.
+// A new cluster's first leader proposes it before anything else it appends in its term
+// (membershipFirst), so sessions created and writes made under that leader see the
+// configuration, as on a ZooKeeper ensemble, which has it from the start. A leader whose
+// state machine has not yet applied an earlier term's membership (after a restart, until
+// a snapshot holds it) proposes it again, one entry that applySetConfig answers
+// NodeExists, changing nothing.
 func (n *Node) proposeFirstMembership() raft.ApplyFuture {
 	if !n.IsClustered() {
 		return nil

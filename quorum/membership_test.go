@@ -1,11 +1,15 @@
 package quorum
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/jute"
 )
 
 // The text a 3-server ZooKeeper 3.8 ensemble shows in /zookeeper/config, and the one
@@ -115,28 +119,90 @@ func TestFirstLeaderProposesTheMembershipBeforeItsBarrier(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	term := l.raft.CurrentTerm()
-	setConfig, barrier := uint64(0), uint64(0)
+	// The term is the membership entry's own (leadership may have moved since), and its
+	// leader's barrier is the first one of that term after it.
+	term, setConfig, barrier := uint64(0), uint64(0), uint64(0)
 	last, err := l.store.Log.LastIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := uint64(1); i <= last && (setConfig == 0 || barrier == 0); i++ {
+	for i := uint64(1); i <= last && barrier == 0; i++ {
 		var e raft.Log
 		if err := l.store.Log.GetLog(i, &e); err != nil {
 			t.Fatal(err)
 		}
 		switch {
-		case e.Term != term:
-		case e.Type == raft.LogBarrier && barrier == 0:
-			barrier = i
-		case e.Type == raft.LogCommand && setConfig == 0:
+		case setConfig == 0 && e.Type == raft.LogCommand:
 			if en, err := UnmarshalEntry(e.Data); err == nil && en.Op == OpSetConfig {
-				setConfig = i
+				term, setConfig = e.Term, i
 			}
+		case setConfig != 0 && e.Term == term && e.Type == raft.LogBarrier:
+			barrier = i
 		}
 	}
-	if setConfig == 0 || barrier == 0 || setConfig > barrier {
-		t.Fatalf("term %d: the membership at index %d, the barrier at %d; want the membership first", term, setConfig, barrier)
+	if setConfig == 0 || barrier == 0 {
+		t.Fatalf("the membership at index %d (term %d), its leader's barrier at %d; want the membership before the barrier", setConfig, term, barrier)
+	}
+}
+
+// TestTheMembershipPrecedesWritesThatWaitedForALeader: writes proposed on every member
+// before any leader exists reach the first leader before it hears that it leads (held
+// here by beforeLeading); the membership is still the first command of the log, so no
+// session or write sees a cluster without /zookeeper/config.
+func TestTheMembershipPrecedesWritesThatWaitedForALeader(t *testing.T) {
+	peers := threePeers(t)
+	nodes := openMembersWith(t, peers, func(_ Peer, c *Config) {
+		c.beforeLeading = func() { time.Sleep(300 * time.Millisecond) }
+	})
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*4)
+	for id, n := range nodes {
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := fmt.Sprintf("/w%s-%d", id, i)
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					err := n.Propose(&Entry{Session: 7, Op: jute.OpCreate, Req: &jute.CreateRequest{Path: p, Acl: open}}).Error()
+					if err == nil {
+						return
+					}
+					if time.Now().After(deadline) {
+						errs <- fmt.Errorf("%s: %w", p, err)
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	l := leaderOf(t, nodes)
+	last, err := l.store.Log.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []int32
+	for i := uint64(1); i <= last; i++ {
+		var e raft.Log
+		if err := l.store.Log.GetLog(i, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Type != raft.LogCommand {
+			continue
+		}
+		en, err := UnmarshalEntry(e.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, en.Op)
+	}
+	if len(ops) < 13 || ops[0] != OpSetConfig {
+		t.Fatalf("the log's commands are ops %v; want the membership (%d) first, then the 12 creates", ops, OpSetConfig)
 	}
 }

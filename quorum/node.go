@@ -87,6 +87,10 @@ type Config struct {
 	noCommitNotices bool
 	// freshReadWait, if set (tests only), bounds WaitFreshRead instead of freshReadWait.
 	freshReadWait time.Duration
+	// beforeLeading, if set (tests only), runs when this member hears it leads, before
+	// it proposes anything (watchLeadership), to widen the window in which writes that
+	// waited for a leader reach it first.
+	beforeLeading func()
 }
 
 // Peer is one cluster member: ZooKeeper's server.N line.
@@ -207,6 +211,11 @@ type Node struct {
 	// firstMembership is the membership this member proposed last on gaining leadership
 	// (proposeFirstMembership), which a reconfig waits for (awaitMembers).
 	firstMembership atomic.Pointer[raft.ApplyFuture]
+	// membershipTerm is the last term in which this member, leading, proposed its first
+	// membership or found none needed (membershipFirst); membershipMu orders the
+	// proposal before the entries of the callers that found it missing.
+	membershipTerm atomic.Uint64
+	membershipMu   sync.Mutex
 	// freshReadWait bounds WaitFreshRead (the constant, or Config.freshReadWait).
 	freshReadWait time.Duration
 }
@@ -755,7 +764,10 @@ func (n *Node) watchLeadership() {
 			return
 		case leader := <-n.notify:
 			if leader {
-				n.proposeFirstMembership() // its outcome is known once the barrier is
+				if n.cfg.beforeLeading != nil {
+					n.cfg.beforeLeading()
+				}
+				n.membershipFirst() // its outcome is known once the barrier is
 				if err := n.raft.Barrier(0).Error(); err != nil {
 					n.cfg.Logger.Warn("barrier after election failed", "err", err)
 					continue

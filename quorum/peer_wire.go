@@ -242,6 +242,7 @@ func (n *Node) servePeer(c net.Conn) {
 				proposals <- proposal{key: key, err: raft.ErrNotLeader}
 				continue
 			}
+			n.membershipFirst()
 			n.awaitMembers(e)
 			var f raft.ApplyFuture
 			if !streamsOf(e.Origin).whileNewest(gen, func() {

@@ -224,6 +224,7 @@ func (n *Node) path() (path, error) {
 // send proposes e on p.
 func (n *Node) send(e *Entry, p path) Future {
 	if p.peer == nil {
+		n.membershipFirst()
 		n.awaitMembers(e)
 		n.judgeReconfig(e, p.term)
 		return n.applies.wait(n.applyEntry(e.Op, e.Marshal()))

@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509/pkix"
 	"errors"
 	"io"
 	"net"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/server/tlsconf/tlstest"
 )
 
 // tcpPair is a connected pair of loopback TCP sockets: the server's end and the client's.
@@ -49,6 +52,16 @@ type readResult struct {
 	err   error
 }
 
+// readAsync reads r's next frame in a goroutine of its own.
+func readAsync(r *connReader) chan readResult {
+	out := make(chan readResult, 1)
+	go func() {
+		f, err := r.next(nil, 1<<20)
+		out <- readResult{append([]byte(nil), f...), err}
+	}()
+	return out
+}
+
 // A reader waits without its buffer once the connection was idle (after the handshake,
 // or after a wait longer than idleAfter), and keeps it while the connection is busy.
 func TestAReaderLendsItsBufferOnlyWhileBusy(t *testing.T) {
@@ -67,14 +80,7 @@ func TestAReaderLendsItsBufferOnlyWhileBusy(t *testing.T) {
 	var step atomic.Int64 // how far the reader's clock moves per reading: the wait's length
 	clock := time.Unix(0, 0)
 	r.now = func() time.Time { clock = clock.Add(time.Duration(step.Load())); return clock }
-	read := func() chan readResult {
-		out := make(chan readResult, 1)
-		go func() {
-			f, err := r.next(nil, 1<<20)
-			out <- readResult{append([]byte(nil), f...), err}
-		}()
-		return out
-	}
+	read := func() chan readResult { return readAsync(r) }
 	send := func(frames ...string) {
 		var b []byte
 		for _, f := range frames {
@@ -189,6 +195,60 @@ func TestFramesBehindTheHandshakeReadThroughTheSmallBuffer(t *testing.T) {
 		if i == 0 {
 			r.setIdle()
 		}
+	}
+	r.release()
+	if lent.Load() != 0 {
+		t.Fatalf("lent %d after release", lent.Load())
+	}
+}
+
+// A TLS connection cannot wait without its buffer (the socket's bytes are records, not
+// the frames the reader waits for): it reads through one buffer of readBufferSize from
+// the start and keeps it through idle waits.
+func TestATLSReaderKeepsItsBuffer(t *testing.T) {
+	srv, cli := tcpPair(t)
+	leaf := tlstest.NewCA(t, "reader CA").Issue(t, tlstest.Options{Subject: pkix.Name{CommonName: "server"}})
+	ts := tls.Server(srv, &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leaf.Cert.Raw}, PrivateKey: leaf.Key}}})
+	tc := tls.Client(cli, &tls.Config{InsecureSkipVerify: true})
+	var lent atomic.Int64
+	r := newConnReader(ts, &lent)
+	if r.raw != nil {
+		t.Fatal("a TLS connection was given a raw socket to wait on")
+	}
+	if lent.Load() != 1 || r.br.Size() != readBufferSize {
+		t.Fatalf("lent %d, buffer %d bytes; want one buffer of %d", lent.Load(), r.br.Size(), readBufferSize)
+	}
+	sent := make(chan error, 1)
+	send := func(f string) {
+		go func() {
+			_, err := tc.Write(jute.AppendFrame(nil, rawRecord(f)))
+			sent <- err
+		}()
+	}
+	read := func() chan readResult { return readAsync(r) }
+	for i, want := range []string{"connect", "ping", "getData"} {
+		got := read()
+		if i == 0 {
+			send(want) // the TLS handshake runs as the reader reads
+		} else {
+			// An idle wait: the buffer stays lent while the reader waits.
+			time.Sleep(20 * time.Millisecond)
+			if lent.Load() != 1 {
+				t.Fatalf("lent %d while the reader waits for frame %d, want 1", lent.Load(), i)
+			}
+			send(want)
+		}
+		res := <-got
+		if res.err != nil || string(res.frame) != want {
+			t.Fatalf("frame %d: %q, %v; want %q", i, res.frame, res.err, want)
+		}
+		if err := <-sent; err != nil {
+			t.Fatal(err)
+		}
+		if lent.Load() != 1 || r.br.Size() != readBufferSize {
+			t.Fatalf("after frame %d: lent %d, buffer %d bytes", i, lent.Load(), r.br.Size())
+		}
+		r.setIdle()
 	}
 	r.release()
 	if lent.Load() != 0 {
