@@ -13,9 +13,9 @@ import (
 // membershipLoop is the leader's duty for the cluster's membership. /zookeeper/config
 // is the membership as the log decided it (a reconfig entry changes it on every server
 // in log order); this loop makes Raft's own configuration follow it: it adds voters and
-// observers, demotes and removes servers, one change at a time. The first leader of a
-// cluster also writes the configured members into /zookeeper/config, if the write it
-// proposed on gaining leadership (proposeFirstMembership) did not.
+// observers, demotes and removes servers, one change at a time. A leader whose state
+// machine holds no membership also writes the configured members into /zookeeper/config,
+// if the write it proposed first in its term (membershipFirst) did not.
 func (d *duties) membershipLoop(ctx context.Context) {
 	n := d.n
 	if f := n.proposeFirstMembership(); f != nil {

@@ -208,8 +208,8 @@ type Node struct {
 	applies applyWaiter
 	// reconfig is the reconfig this member let through as leader (judgeReconfig).
 	reconfig pendingReconfig
-	// firstMembership is the membership this member proposed last on gaining leadership
-	// (proposeFirstMembership), which a reconfig waits for (awaitMembers).
+	// firstMembership is the membership this member proposed last as leader, first thing
+	// in its term (proposeFirstMembership), which a reconfig waits for (awaitMembers).
 	firstMembership atomic.Pointer[raft.ApplyFuture]
 	// membershipTerm is the last term in which this member, leading, proposed its first
 	// membership or found none needed (membershipFirst); membershipMu orders the

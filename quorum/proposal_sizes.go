@@ -51,9 +51,10 @@ func (p *proposalSizes) get() ProposalSizes {
 }
 
 // applyEntry hands an entry's bytes to Raft, counting their size unless the entry is a
-// sync: every entry this member proposes as leader goes through here (but for the first
-// leader's initial membership, membershipLoop, which has no counterpart in ZooKeeper),
-// and ZooKeeper's leader counts the txns it proposes, which a sync is not.
+// sync: every entry this member proposes as leader goes through here (but for the
+// initial membership, proposeFirstMembership, and the enforceQuota setting,
+// writeEnforceQuota, which have no counterpart in ZooKeeper), and ZooKeeper's leader
+// counts the txns it proposes, which a sync is not.
 func (n *Node) applyEntry(op int32, b []byte) raft.ApplyFuture {
 	if op != jute.OpSync {
 		n.proposalSizes.observe(int64(len(b)))

@@ -76,7 +76,7 @@ func (n *Node) judgeReconfig(e *Entry, term uint64) {
 }
 
 // awaitMembers holds a reconfig this leader is about to judge while the membership it
-// proposed on gaining leadership (proposeFirstMembership) is still on its way: a reconfig
+// proposed first in its term (membershipFirst) is still on its way: a reconfig
 // judged before that entry is applied would find no membership and be answered
 // ReconfigInProgress, where a ZooKeeper ensemble has its configuration from the start.
 // It waits on that proposal's future only, so the wait ends when the entry is applied or
