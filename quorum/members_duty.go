@@ -41,12 +41,14 @@ func (d *duties) membershipLoop(ctx context.Context) {
 	}
 }
 
-// membershipFirst makes the first membership (proposeFirstMembership) the first entry
-// this member appends in each term it leads: watchLeadership calls it on hearing of the
-// leadership, and the two paths that append a client's write as leader (send, and a
-// follower's stream in servePeer) call it before they append, since a write that waited
-// for a leader can reach it before watchLeadership does. Once per term; the mutex holds
-// a caller's append until the proposal is made, so no entry of the term precedes it.
+// membershipFirst makes the first membership (proposeFirstMembership) the first command
+// this member appends in each term it leads (raft's own no-op may come before it):
+// watchLeadership calls it on hearing of the leadership, and the two paths that append a
+// client's write as leader (send, and a follower's stream in servePeer) call it before
+// they append, since a write that waited for a leader can reach them before
+// watchLeadership runs. (Not inside applyEntry: a reconfig's awaitMembers, which runs
+// before that, waits on this term's proposal.) Once per term; the mutex holds a caller's
+// append until the proposal is made, so no command of the term precedes it.
 func (n *Node) membershipFirst() {
 	if !n.IsClustered() {
 		return
@@ -66,7 +68,7 @@ func (n *Node) membershipFirst() {
 
 // proposeFirstMembership proposes the configured members as /zookeeper/config if this
 // member's state machine holds no membership, and returns the proposal (nil if none).
-// A new cluster's first leader proposes it before anything else it appends in its term
+// A new cluster's first leader proposes it before any other command of its term
 // (membershipFirst), so sessions created and writes made under that leader see the
 // configuration, as on a ZooKeeper ensemble, which has it from the start. A leader whose
 // state machine has not yet applied an earlier term's membership (after a restart, until
