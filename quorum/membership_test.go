@@ -214,3 +214,25 @@ func TestTheMembershipPrecedesWritesThatWaitedForALeader(t *testing.T) {
 		t.Fatalf("the log's commands are ops %v; want the membership (%d) first, then the 12 creates", ops, OpSetConfig)
 	}
 }
+
+// A leader is established (and its server answers mntr as serving) only once it has
+// applied the membership it writes first: a ZooKeeper ensemble's leader shows its
+// configuration from the first answer.
+func TestAnEstablishedLeaderHoldsTheMembership(t *testing.T) {
+	_, _, nodes := openThree(t)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		for _, n := range nodes {
+			if n.Established() {
+				if _, ok := n.FSM.Members(); !ok {
+					t.Fatalf("member %s is an established leader without the membership", n.ID())
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no established leader")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

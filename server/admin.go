@@ -143,8 +143,14 @@ func (s *Server) adminHandler() http.Handler {
 }
 
 // serving reports whether the server answers clients: standalone, a member that knows a
-// leader, or a read-only one.
-func (s *Server) serving() bool { return !s.node.IsClustered() || s.node.HasLeader() || s.isReadOnly() }
+// leader (a leader once it is established: its barrier applied, so its mntr counts the
+// membership it wrote first), or a read-only one.
+func (s *Server) serving() bool {
+	if !s.node.IsClustered() || s.isReadOnly() {
+		return true
+	}
+	return s.node.HasLeader() && (!s.node.IsLeader() || s.node.Established())
+}
 
 // notReady says why this server should not get traffic yet, or "" when it should: it
 // is in a quorum, and it has applied everything it knows to be committed (within a few
