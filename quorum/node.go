@@ -216,9 +216,6 @@ type Node struct {
 	// proposal before the entries of the callers that found it missing.
 	membershipTerm atomic.Uint64
 	membershipMu   sync.Mutex
-	// established is set while this member leads and has applied what was committed
-	// before its term, its membership and enforceQuota included (watchLeadership).
-	established atomic.Bool
 	// freshReadWait bounds WaitFreshRead (the constant, or Config.freshReadWait).
 	freshReadWait time.Duration
 }
@@ -483,8 +480,9 @@ func (n *Node) HasLeader() bool {
 // Established reports whether this member leads and has applied everything committed
 // before its term (its barrier), with the membership and the enforceQuota setting it
 // writes first: a ZooKeeper leader serves once it has synced with a quorum, and answers
-// the four-letter words as not serving before.
-func (n *Node) Established() bool { return n.established.Load() && n.IsLeader() }
+// the four-letter words as not serving before. watchLeadership starts the leader's
+// duties only after all of that, and stops them when leadership is lost.
+func (n *Node) Established() bool { return n.IsLeader() && n.duties.current() != nil }
 
 // LeaderID is the id of the member this one knows to lead.
 func (n *Node) LeaderID() (string, bool) {
@@ -786,9 +784,7 @@ func (n *Node) watchLeadership() {
 				}
 				n.writeEnforceQuota()
 				n.duties.start()
-				n.established.Store(true)
 			} else {
-				n.established.Store(false)
 				if n.IsClustered() {
 					n.cfg.Logger.Info("no longer leading", "term", n.raft.CurrentTerm())
 				}
