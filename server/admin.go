@@ -148,10 +148,15 @@ func (s *Server) adminHandler() http.Handler {
 // AdminServer ask; handshakes and the quorum-loss timer keep HasLeader, so a leader
 // whose barrier applies a long backlog does not drop its clients meanwhile.
 func (s *Server) serving() bool {
-	if !s.node.IsClustered() || s.isReadOnly() {
-		return true
-	}
-	return s.node.HasLeader() && (!s.node.IsLeader() || s.node.Established())
+	return !s.node.IsClustered() || s.isReadOnly() || s.inQuorum()
+}
+
+// inQuorum reports whether this cluster member serves as part of a quorum: it knows a
+// leader it reaches, and when it leads itself, it is established. (A ZooKeeper leader
+// hands its AdminServer its QuorumZooKeeperServer only once a quorum acknowledged it.)
+// serving and zabstate both ask this, so srvr and zabstate never disagree.
+func (s *Server) inQuorum() bool {
+	return s.node.IsClustered() && s.node.HasLeader() && (!s.node.IsLeader() || s.node.Established())
 }
 
 // notReady says why this server should not get traffic yet, or "" when it should: it
@@ -351,10 +356,11 @@ func addressInfo(addr string) map[string]any {
 }
 
 // adminZabState is ZooKeeper's zabstate; zkraft's term stands for the Zab epoch. A
-// server that is no serving quorum member (standalone, read-only, without a leader)
-// answers as ZooKeeper's does without a QuorumZooKeeperServer: not voting, no state.
+// server that is no serving quorum member (standalone, read-only, without a leader, a
+// leader not yet established) answers as ZooKeeper's does without a
+// QuorumZooKeeperServer: not voting, no state.
 func (s *Server) adminZabState() map[string]any {
-	if !s.node.IsClustered() || !s.node.HasLeader() {
+	if !s.inQuorum() {
 		return map[string]any{"voting": false, "zabstate": ""}
 	}
 	out := map[string]any{"voting": s.node.Mode() != "observer", "zabstate": "broadcast"}
