@@ -390,8 +390,9 @@ const (
 // runLoadGen runs load_gen on addr and checks what load_gen checks itself: every
 // request answered without error (it logs ZOO_ERROR otherwise), every read returns what
 // the write cycle wrote (it exits otherwise), and it keeps cycling. Then load_gen's
-// clean mode deletes what is left.
-func runLoadGen(t *testing.T, addr, root string, children int, runFor time.Duration) loadGenRun {
+// clean mode deletes what is left. The error says what went wrong, with load_gen's last
+// lines.
+func runLoadGen(t *testing.T, addr, root string, children int, runFor time.Duration) (loadGenRun, error) {
 	p := Start(t, t.TempDir(), loadGen, addr, root, fmt.Sprint(children))
 	start := time.Now()
 	var r loadGenRun
@@ -407,18 +408,18 @@ func runLoadGen(t *testing.T, addr, root string, children int, runFor time.Durat
 	out := p.Output()
 	log := func() string { return strings.Join(out[max(0, len(out)-40):], "\n") }
 	if exited {
-		t.Fatalf("load_gen on %s exited on its own:\n%s", addr, log())
+		return r, fmt.Errorf("load_gen on %s exited on its own:\n%s", addr, log())
 	}
 	for _, l := range out {
 		if strings.Contains(l, ":ZOO_ERROR@") {
-			t.Fatalf("load_gen on %s: %s\n%s", addr, l, log())
+			return r, fmt.Errorf("load_gen on %s: %s\n%s", addr, l, log())
 		}
 	}
 	if err != nil {
-		t.Fatalf("load_gen on %s: %v\n%s", addr, err, log())
+		return r, fmt.Errorf("load_gen on %s: %v\n%s", addr, err, log())
 	}
 	if r.cycles < loadGenCycles {
-		t.Fatalf("load_gen on %s completed %d cycles after its first in %v:\n%s", addr, r.cycles, loadGenLimit, log())
+		return r, fmt.Errorf("load_gen on %s completed %d cycles after its first in %v:\n%s", addr, r.cycles, loadGenLimit, log())
 	}
 	clean, err := runClean(t.TempDir(), addr, root)
 	if err != nil && (strings.Contains(clean, "zk retcode=-7") || strings.Contains(clean, "rc=-101") || strings.Contains(clean, "rc=-111")) {
@@ -435,9 +436,9 @@ func runLoadGen(t *testing.T, addr, root string, children int, runFor time.Durat
 		clean, err = runClean(t.TempDir(), addr, root)
 	}
 	if err != nil {
-		t.Fatalf("load_gen %s %s clean: %v\n%s", addr, root, err, clean)
+		return r, fmt.Errorf("load_gen %s %s clean: %v\n%s", addr, root, err, clean)
 	}
-	return r
+	return r, nil
 }
 
 // runClean runs load_gen's clean mode on addr: it deletes root and everything under it,
@@ -451,8 +452,22 @@ func runClean(dir, addr, root string) (string, error) {
 }
 
 func testLoadGen(t *testing.T, name string, pair Pair, children int, runFor time.Duration) {
-	zk := runLoadGen(t, Followers(t, pair.ZooKeeper)[0], "/loadgen", children, runFor)
-	zr := runLoadGen(t, Followers(t, pair.Zkraft)[0], "/loadgen", children, runFor)
+	zk, err := runLoadGen(t, Followers(t, pair.ZooKeeper)[0], "/loadgen", children, runFor)
+	if err != nil {
+		// As for cli_mt: the reference's stall is not zkraft's to answer for (seen once
+		// under CI-like load: a ZooKeeper follower left a delete of load_gen's
+		// unanswered until the C client timed it out, ZOO_ERROR errno 110). It runs once
+		// more on a fresh ZooKeeper; zkraft gets no second chance.
+		t.Logf("load_gen on ZooKeeper 3.8: %v; running it again on a fresh %s", err, name)
+		fresh := StartZooKeeper(t, len(pair.ZooKeeper.Members), ztest.Options{})
+		if zk, err = runLoadGen(t, Followers(t, fresh)[0], "/loadgen", children, runFor); err != nil {
+			t.Fatalf("ZooKeeper 3.8, twice: %v", err)
+		}
+	}
+	zr, err := runLoadGen(t, Followers(t, pair.Zkraft)[0], "/loadgen", children, runFor)
+	if err != nil {
+		t.Fatal(err)
+	}
 	phases := make([]string, 4)
 	for i, p := range []string{"create", "set", "get", "delete"} {
 		phases[i] = fmt.Sprintf("%s %.0f/%.0f", p, zr.opsPerSec(i), zk.opsPerSec(i))
