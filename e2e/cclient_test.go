@@ -458,7 +458,7 @@ func testLoadGen(t *testing.T, name string, pair Pair, children int, runFor time
 		// under CI-like load: a ZooKeeper follower left a delete of load_gen's
 		// unanswered until the C client timed it out, ZOO_ERROR errno 110). It runs once
 		// more on a fresh ZooKeeper; zkraft gets no second chance.
-		t.Logf("load_gen on ZooKeeper 3.8: %v; running it again on a fresh %s", err, name)
+		t.Logf("load_gen on ZooKeeper 3.8: %v; running it again on a fresh ZooKeeper (%s)", err, name)
 		fresh := StartZooKeeper(t, len(pair.ZooKeeper.Members), ztest.Options{})
 		if zk, err = runLoadGen(t, Followers(t, fresh)[0], "/loadgen", children, runFor); err != nil {
 			t.Fatalf("ZooKeeper 3.8, twice: %v", err)

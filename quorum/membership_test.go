@@ -1,7 +1,9 @@
 package quorum
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -234,5 +236,66 @@ func TestAnEstablishedLeaderHoldsTheMembership(t *testing.T) {
 			t.Fatal("no established leader")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// A leader whose barrier after the election is refused while it still leads (raft
+// refuses every command while a leadership transfer is on its way, and this one fails:
+// its target is down) tries again and becomes established, so it expires sessions and
+// its server answers mntr. Two of three members run; the first to lead starts a
+// transfer to the third before its barrier.
+func TestALeaderWhoseTransferFailedBecomesEstablished(t *testing.T) {
+	peers := threePeers(t)
+	down := peers[2]
+	var logs lockedBuffer
+	ready := make(chan struct{})
+	nodes := map[string]*Node{}
+	var once sync.Once
+	transfer := make(chan error, 1)
+	for _, p := range peers[:2] {
+		cfg := DefaultConfig(t.TempDir())
+		cfg.ID, cfg.Peers = p.ID, peers
+		// Raft gives a transfer an election timeout (here the heartbeat timeout).
+		cfg.HeartbeatTimeout = 400 * time.Millisecond
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg.beforeLeading = func() {
+			<-ready
+			once.Do(func() {
+				r := nodes[p.ID].raft
+				f := r.LeadershipTransferToServer(raft.ServerID(down.ID), raft.ServerAddress(down.RaftAddr))
+				go func() { transfer <- f.Error() }()
+				// Return once raft refuses commands: the transfer is on its way.
+				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+					if errors.Is(r.Barrier(0).Error(), raft.ErrLeadershipTransferInProgress) {
+						return
+					}
+				}
+			})
+		}
+		n, err := Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		nodes[p.ID] = n
+	}
+	close(ready)
+	if err := <-transfer; err == nil {
+		t.Fatal("the transfer to a member that is down succeeded")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		established := false
+		for _, n := range nodes {
+			established = established || n.Established()
+		}
+		if established {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no established leader 10 s after the failed transfer; logs:\n%s", logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "barrier after election refused") {
+		t.Fatalf("the transfer did not refuse the first barrier; logs:\n%s", logs.String())
 	}
 }

@@ -216,6 +216,9 @@ type Node struct {
 	// proposal before the entries of the callers that found it missing.
 	membershipTerm atomic.Uint64
 	membershipMu   sync.Mutex
+	// establishedTerm is the term whose leadership watchLeadership last established
+	// (barrier applied, duties started); 0 once it hears the leadership is lost.
+	establishedTerm atomic.Uint64
 	// freshReadWait bounds WaitFreshRead (the constant, or Config.freshReadWait).
 	freshReadWait time.Duration
 }
@@ -478,11 +481,14 @@ func (n *Node) HasLeader() bool {
 }
 
 // Established reports whether this member leads and has applied everything committed
-// before its term (its barrier), with the membership and the enforceQuota setting it
-// writes first: a ZooKeeper leader serves once it has synced with a quorum, and answers
-// the four-letter words as not serving before. watchLeadership starts the leader's
-// duties only after all of that, and stops them when leadership is lost.
-func (n *Node) Established() bool { return n.IsLeader() && n.duties.current() != nil }
+// before its term (its barrier), with the membership it writes first, and has started
+// its duties: a ZooKeeper leader serves once it has synced with a quorum, and answers
+// the four-letter words as not serving before. The term is compared, so duties started
+// for an earlier term (leadership lost and won again before watchLeadership heard of
+// it) do not count for the current one.
+func (n *Node) Established() bool {
+	return n.IsLeader() && n.establishedTerm.Load() == n.raft.CurrentTerm()
+}
 
 // LeaderID is the id of the member this one knows to lead.
 func (n *Node) LeaderID() (string, bool) {
@@ -764,6 +770,40 @@ func (n *Node) learnersAt(now time.Time) (followers, observers int) {
 // LastSnapshot describes the newest snapshot, for 4lw and tools.
 func (n *Node) Stats() map[string]string { return n.raft.Stats() }
 
+// establishRetry is how long establish waits before it tries a refused barrier again.
+const establishRetry = 50 * time.Millisecond
+
+// establish writes the first membership if the state machine lacks it
+// (membershipFirst) and waits for the barrier after an election: everything committed
+// before this term applied. While this member still leads the same term, a refused
+// barrier is tried again, the membership proposed again before it: raft refuses both
+// while a leadership transfer is on its way (ErrLeadershipTransferInProgress), and a
+// transfer can fail and leave this member leading, which must still become
+// established (expire sessions, answer mntr). False once it no longer leads that term.
+func (n *Node) establish() (term uint64, ok bool) {
+	term = n.raft.CurrentTerm()
+	for refused := 0; ; refused++ {
+		n.membershipFirst() // its outcome is known once the barrier is
+		err := n.raft.Barrier(0).Error()
+		if err == nil {
+			return term, true
+		}
+		if n.raft.State() != raft.Leader || n.raft.CurrentTerm() != term {
+			n.cfg.Logger.Warn("barrier after election failed", "err", err)
+			return term, false
+		}
+		if refused == 0 {
+			n.cfg.Logger.Warn("barrier after election refused; trying again while leading", "term", term, "err", err)
+		}
+		n.membershipTerm.CompareAndSwap(term, 0)
+		select {
+		case <-n.done:
+			return term, false
+		case <-time.After(establishRetry):
+		}
+	}
+}
+
 func (n *Node) watchLeadership() {
 	for {
 		select {
@@ -774,9 +814,8 @@ func (n *Node) watchLeadership() {
 				if n.cfg.beforeLeading != nil {
 					n.cfg.beforeLeading()
 				}
-				n.membershipFirst() // its outcome is known once the barrier is
-				if err := n.raft.Barrier(0).Error(); err != nil {
-					n.cfg.Logger.Warn("barrier after election failed", "err", err)
+				term, ok := n.establish()
+				if !ok {
 					continue
 				}
 				if n.IsClustered() {
@@ -784,10 +823,12 @@ func (n *Node) watchLeadership() {
 				}
 				n.writeEnforceQuota()
 				n.duties.start()
+				n.establishedTerm.Store(term)
 			} else {
 				if n.IsClustered() {
 					n.cfg.Logger.Info("no longer leading", "term", n.raft.CurrentTerm())
 				}
+				n.establishedTerm.Store(0)
 				n.commits.notify() // the peer streams tell their members (frameLeft)
 				n.duties.stop()
 				// ZooKeeper's are a leader's own: the next leadership starts from -1.

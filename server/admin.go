@@ -145,7 +145,7 @@ func (s *Server) adminHandler() http.Handler {
 // serving reports whether the server answers clients: standalone, a member that knows a
 // leader (a leader once it is established: its barrier applied, so its mntr counts the
 // membership it wrote first), or a read-only one. Only the four-letter words and the
-// AdminServer ask; handshakes and the quorum-loss timer keep HasLeader, so a leader
+// AdminServer (its /ready too) ask; handshakes and the quorum-loss timer keep HasLeader, so a leader
 // whose barrier applies a long backlog does not drop its clients meanwhile.
 func (s *Server) serving() bool {
 	return !s.node.IsClustered() || s.isReadOnly() || s.inQuorum()
@@ -166,6 +166,8 @@ func (s *Server) notReady() string {
 	switch {
 	case s.isReadOnly():
 		return "no leader: not in a quorum (serving read-only clients)"
+	case s.node.IsClustered() && s.node.IsLeader() && !s.node.Established():
+		return "leading, not yet established: entries of earlier terms not all applied"
 	case !s.serving():
 		return "no leader: not in a quorum"
 	}

@@ -144,13 +144,14 @@ func (tc *testCluster) stopAll() {
 
 func (tc *testCluster) addr(i int) string { return tc.servers[i].Addr().String() }
 
-// leader waits until one running member leads and returns its index.
+// leader waits until one running member leads and is established (its barrier after
+// the election applied: it answers mntr and /ready as serving) and returns its index.
 func (tc *testCluster) leader() int {
 	tc.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		for i, s := range tc.servers {
-			if s != nil && s.node.IsLeader() {
+			if s != nil && s.node.Established() {
 				return i
 			}
 		}

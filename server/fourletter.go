@@ -86,8 +86,8 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	case !allowed:
 		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
 	case needsServing[cmd] && !c.srv.serving():
-		// A member with no leader (partitioned, removed, still joining) serves nobody,
-		// unless it is read-only. ZooKeeper's hash prints it without the newline.
+		// A member with no leader (partitioned, removed, still joining), or a leader
+		// not yet established, serves nobody, unless it is read-only. ZooKeeper's hash prints it without the newline.
 		b.WriteString(notServing)
 		if cmd != "hash" {
 			b.WriteString("\n")

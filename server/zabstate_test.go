@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -36,14 +35,15 @@ func TestALeaderNotYetEstablishedIsNoQuorumMember(t *testing.T) {
 		go func() {
 			defer close(cut)
 			for deadline := time.Now().Add(5 * time.Second); !s.node.IsLeader() && time.Now().Before(deadline); {
-				runtime.Gosched()
+				time.Sleep(50 * time.Microsecond)
 			}
 			tc.net.Isolate(fmt.Sprint(old + 1))
 		}()
-		if err := tc.servers[old].node.HandOver(5 * time.Second); err != nil {
+		err := tc.servers[old].node.HandOver(5 * time.Second)
+		<-cut
+		if err != nil {
 			t.Fatal(err)
 		}
-		<-cut
 		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 			if !s.node.IsLeader() || s.node.Established() {
 				continue
