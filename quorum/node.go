@@ -91,6 +91,9 @@ type Config struct {
 	// it proposes anything (watchLeadership), to widen the window in which writes that
 	// waited for a leader reach it first.
 	beforeLeading func()
+	// noPeerBackBarrier, if set (tests only), keeps peerBack from appending its
+	// barrier, so a test that reads a term's barriers sees only the election's.
+	noPeerBackBarrier bool
 }
 
 // Peer is one cluster member: ZooKeeper's server.N line.
@@ -456,7 +459,7 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog,
 // leader appends a barrier, as any new entry starts replication to every follower: the
 // member catches up one heartbeat after it answers again. One barrier at a time.
 func (n *Node) peerBack(id raft.ServerID) {
-	if n.raft.State() != raft.Leader || !n.nudging.CompareAndSwap(false, true) {
+	if n.cfg.noPeerBackBarrier || n.raft.State() != raft.Leader || !n.nudging.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
