@@ -92,8 +92,11 @@ func (n *Node) proposeFirstMembership() raft.ApplyFuture {
 }
 
 // reconcile brings Raft's configuration to the membership in /zookeeper/config.
-// Additions go first, so a replaced majority never drops below a quorum; the leader
-// removes itself last (it steps down once that commits).
+// Additions go first, so a replaced majority never drops below a quorum. A member the
+// membership no longer lists is not dropped from Raft's configuration but demoted to a
+// non-voter: as ZooKeeper's removed server, it goes on following the leader as a
+// "non-voting follower" and serving its clients, until it is stopped or added back. The
+// leader demotes itself last (it steps down once that commits).
 func (d *duties) reconcile() error {
 	n := d.n
 	want, ok := n.FSM.Members()
@@ -131,23 +134,23 @@ func (d *duties) reconcile() error {
 		n.cfg.Logger.Info("membership: server added or changed", "server", p.ID, "observer", p.Observer)
 	}
 	self := raft.ServerID(n.cfg.ID)
-	removeSelf := false
-	for id := range have {
-		if _, ok := want.Peer(string(id)); ok {
+	demoteSelf := false
+	for id, s := range have {
+		if _, ok := want.Peer(string(id)); ok || s.Suffrage != raft.Voter {
 			continue
 		}
 		if id == self {
-			removeSelf = true
+			demoteSelf = true
 			continue
 		}
-		if err := n.raft.RemoveServer(id, 0, wait).Error(); err != nil {
+		if err := n.raft.DemoteVoter(id, 0, wait).Error(); err != nil {
 			return err
 		}
-		n.cfg.Logger.Info("membership: server removed", "server", string(id))
+		n.cfg.Logger.Info("membership: server removed; it follows as a non-voter", "server", string(id))
 	}
-	if removeSelf {
-		n.cfg.Logger.Info("membership: this leader was removed; stepping down")
-		return n.raft.RemoveServer(self, 0, wait).Error()
+	if demoteSelf {
+		n.cfg.Logger.Info("membership: this leader was removed; stepping down to follow as a non-voter")
+		return n.raft.DemoteVoter(self, 0, wait).Error()
 	}
 	return nil
 }
@@ -164,14 +167,21 @@ func (n *Node) MembershipApplied() bool {
 		return false
 	}
 	servers := fut.Configuration().Servers
-	if len(servers) != len(want.Peers) {
-		return false
-	}
+	listed := 0
 	for _, s := range servers {
 		p, ok := want.Peer(string(s.ID))
-		if !ok || (s.Suffrage == raft.Voter) == p.Observer || string(s.Address) != p.RaftAddr {
+		switch {
+		case !ok && s.Suffrage == raft.Voter:
+			return false // removed, not yet demoted
+		case !ok:
+			continue // a removed member following as a non-voter
+		case (s.Suffrage == raft.Voter) == p.Observer || string(s.Address) != p.RaftAddr:
 			return false
 		}
+		listed++
+	}
+	if listed != len(want.Peers) {
+		return false
 	}
 	return true
 }

@@ -282,9 +282,15 @@ func splitList(s string) []string {
 }
 
 // InMembership reports whether this member is in the newest membership it holds: a
-// member that applied a reconfig removing it is not. (One that never received that entry
-// cannot know, as a ZooKeeper server cut off during the reconfig cannot.)
+// member that applied a reconfig removing it is not (it follows as a non-voter, in Raft's
+// configuration but not in /zookeeper/config). One that never received that entry cannot
+// know, as a ZooKeeper server cut off during the reconfig cannot. Before the first
+// membership is written, Raft's configuration decides.
 func (n *Node) InMembership() bool {
+	if m, ok := n.FSM.Members(); ok {
+		_, in := m.Peer(n.cfg.ID)
+		return in
+	}
 	f := n.raft.GetConfiguration()
 	if f.Error() != nil {
 		return true

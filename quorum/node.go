@@ -270,6 +270,9 @@ func Open(cfg Config) (*Node, error) {
 	rc.CommitTimeout = cfg.CommitTimeout
 	rc.MaxAppendEntries = 1024
 	rc.BatchApplyCh = true
+	// A leader a reconfig removed steps down and follows as a non-voter (reconcile), as
+	// ZooKeeper's removed server does; raft's default would shut it down.
+	rc.ShutdownOnRemove = false
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	// Raft checks the threshold on this timer (randomized up to twice it); its default of
 	// two minutes lets the log grow far past snapCount under load.
@@ -748,18 +751,40 @@ func (n *Node) Learners() (followers, observers int) {
 	if !n.IsLeader() {
 		return 0, 0
 	}
-	return n.learnersAt(time.Now())
+	followers, _, observers = n.learnersAt(time.Now())
+	return followers, observers
+}
+
+// NonVotingFollowers counts, on the leader, the followers among Learners' that the
+// membership no longer lists (a reconfig removed them; they follow as non-voters):
+// ZooKeeper's synced_non_voting_followers.
+func (n *Node) NonVotingFollowers() int {
+	if !n.IsLeader() {
+		return 0
+	}
+	_, nonVoting, _ := n.learnersAt(time.Now())
+	return nonVoting
 }
 
 // learnersAt counts the members other than this one heard from within the sync window
-// before now.
-func (n *Node) learnersAt(now time.Time) (followers, observers int) {
+// before now: followers (non-voting ones included, also counted apart) and observers.
+func (n *Node) learnersAt(now time.Time) (followers, nonVoting, observers int) {
 	recent := now.Add(-n.syncWindow())
+	m, held := n.FSM.Members()
 	n.learners.Range(func(k, v any) bool {
 		id := k.(string)
-		p, ok := n.peer(id)
-		switch {
-		case !ok || id == n.cfg.ID || v.(time.Time).Before(recent):
+		if id == n.cfg.ID || v.(time.Time).Before(recent) {
+			return true
+		}
+		if held {
+			if _, listed := m.Peer(id); !listed {
+				followers++
+				nonVoting++
+				return true
+			}
+		}
+		switch p, ok := n.peer(id); {
+		case !ok:
 		case p.Observer:
 			observers++
 		default:
@@ -767,7 +792,7 @@ func (n *Node) learnersAt(now time.Time) (followers, observers int) {
 		}
 		return true
 	})
-	return followers, observers
+	return followers, nonVoting, observers
 }
 
 // LastSnapshot describes the newest snapshot, for 4lw and tools.

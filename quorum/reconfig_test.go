@@ -229,7 +229,7 @@ func TestLearnersSyncWindow(t *testing.T) {
 		n.learners.Store("3", now.Add(-time.Minute))   // gone
 		n.learners.Store("4", now.Add(-time.Second))   // an observer, one tick ago
 		n.learners.Store("5", now.Add(-time.Minute))   // an observer gone
-		if fo, ob := n.learnersAt(now); fo != c.followers || ob != c.observer {
+		if fo, nv, ob := n.learnersAt(now); fo != c.followers || ob != c.observer || nv != 0 {
 			t.Errorf("%s: %d followers and %d observers, want %d and %d", c.name, fo, ob, c.followers, c.observer)
 		}
 	}

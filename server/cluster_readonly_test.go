@@ -237,31 +237,64 @@ func TestReadOnlyMemberStartsWithoutQuorum(t *testing.T) {
 	awaitFourLetter(t, addr, "isro", "rw", 15*time.Second)
 }
 
-// A member removed by reconfig gets no more of the log and loses its leader; with
-// readonlymode.enabled it must not serve read-only sessions from a tree frozen at its
-// removal (ZooKeeper's removed server keeps following as a non-voter, so it never serves
-// stale data; zkraft's drops its clients, as any member left without a leader). The
-// reconfig goes as soon as the cluster serves, which once met a leader that had not yet
-// written its first membership and answered ReconfigInProgress.
-func TestRemovedMemberServesNoReadOnlySessions(t *testing.T) {
+// A member removed by reconfig follows the leader as a non-voter and goes on serving,
+// as ZooKeeper's removed server does ("non-voting follower"): its client keeps its
+// connection, sees a write made after the removal and writes through it; srvr says
+// follower, and the leader's mntr counts it in synced_followers and apart in
+// synced_non_voting_followers. Cut off from the others, it serves no read-only sessions
+// (readonlymode.enabled: it is no member) and drops its clients. The reconfig goes as
+// soon as the cluster serves, which once met a leader that had not yet written its
+// first membership and answered ReconfigInProgress.
+func TestRemovedMemberFollowsAsANonVoter(t *testing.T) {
 	tc := newTestClusterWith(t, 3, func(c *Config) {
 		c.ReconfigEnabled, c.SuperDigest, c.ReadOnlyMode = true, superDigest, true
 	})
 	l, f := tc.leader(), tc.follower()
+	addr := tc.addr(f)
+	on := dial(t, addr)
+	on.connect(0, nil)
 	c := dial(t, tc.addr(l))
 	c.connect(0, nil)
 	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
 		t.Fatalf("addauth: %d", h.Err)
 	}
-	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: strconv.Itoa(f + 1), CurConfigId: -1}, &jute.GetDataResponse{}); h.Err != 0 {
+	var gd jute.GetDataResponse
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: strconv.Itoa(f + 1), CurConfigId: -1}, &gd); h.Err != 0 {
 		t.Fatalf("reconfig -remove %d: %d", f+1, h.Err)
+	}
+	if strings.Contains(string(gd.Data), "server."+strconv.Itoa(f+1)+"=") {
+		t.Fatalf("removed server still listed:\n%s", gd.Data)
 	}
 	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/after", Acl: openACL}, nil); h.Err != 0 {
 		t.Fatalf("create after removal: %d", h.Err)
 	}
-	addr := tc.addr(f)
-	// Past the read-only delay and the leaderless grace: the removed member, which
-	// applied its removal, never serves read-only sessions from its frozen tree.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, ok := exists(t, on, "/after"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the removed member's client never saw a write made after the removal")
+		}
+	}
+	if h := on.call(jute.OpCreate, &jute.CreateRequest{Path: "/via-removed", Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("write through the removed member: %d", h.Err)
+	}
+	if srvr := askFourLetter(t, addr, "srvr"); !strings.Contains(srvr, "\nMode: follower\n") {
+		t.Fatalf("srvr on the removed member:\n%s", srvr)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mntr := askFourLetter(t, tc.addr(l), "mntr")
+		if mntrLine(mntr, "synced_followers") == "2" && mntrLine(mntr, "synced_non_voting_followers") == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader's mntr after the removal:\n%s", mntr)
+		}
+	}
+	// Cut off: past the read-only delay and the leaderless grace, it never serves
+	// read-only sessions.
+	tc.net.Isolate(strconv.Itoa(f + 1))
+	defer tc.net.Heal()
 	deadline := time.Now().Add(4 * time.Second)
 	for time.Now().Before(deadline) {
 		if got := askFourLetter(t, addr, "isro"); got == "ro" {

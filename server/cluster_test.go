@@ -636,6 +636,17 @@ func TestClusterReconfigAddAndRemove(t *testing.T) {
 	if strings.Contains(string(gd.Data), "server."+strconv.Itoa(l+1)+"=") {
 		t.Fatalf("removed server still listed:\n%s", gd.Data)
 	}
+	// The removed leader steps down and follows the next one as a non-voter, as
+	// ZooKeeper's does, until it is stopped.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		old := tc.servers[l].node
+		if id, ok := old.LeaderID(); ok && id != strconv.Itoa(l+1) && old.HasLeader() && old.Mode() == "follower" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the removed leader does not follow a new leader")
+		}
+	}
 	tc.stop(l)
 	// The new server may still forward to the removed leader until it hears of the next
 	// one, and the election that follows may take more than one term (two members stood

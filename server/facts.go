@@ -322,7 +322,7 @@ func (s *Server) monitor() []metric {
 		followers, observers := s.node.Learners()
 		kv("learners", followers+observers)
 		kv("synced_followers", followers)
-		kv("synced_non_voting_followers", 0)
+		kv("synced_non_voting_followers", s.node.NonVotingFollowers())
 		kv("synced_observers", observers)
 		kv("pending_syncs", 0)
 		kv("last_proposal_size", st.proposals.Last)

@@ -368,9 +368,9 @@ func (s *Server) watchQuorum() {
 		if lost.IsZero() {
 			lost = time.Now()
 		}
-		// A member a reconfig removed gets no more of the log: it must not serve a tree
-		// frozen at its removal, read-only or not (ZooKeeper's removed server goes on
-		// following as a non-voter; zkraft's drops its clients after the grace below).
+		// A member a reconfig removed follows as a non-voter while it has a leader, as
+		// ZooKeeper's does; without one it serves no read-only sessions (it cannot vote
+		// its way back) and drops its clients after the grace below.
 		member := s.node.InMembership()
 		roAt, dropAt := lost.Add(readOnlyDelay(s.cfg.TickTime)), lost.Add(leaderlessGrace(s.node.HeartbeatTimeout()))
 		now := time.Now()
