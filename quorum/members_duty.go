@@ -13,7 +13,7 @@ import (
 // membershipLoop is the leader's duty for the cluster's membership. /zookeeper/config
 // is the membership as the log decided it (a reconfig entry changes it on every server
 // in log order); this loop makes Raft's own configuration follow it: it adds voters and
-// observers, demotes and removes servers, one change at a time. A leader whose state
+// observers and demotes servers, one change at a time (reconcile). A leader whose state
 // machine holds no membership also writes the configured members into /zookeeper/config,
 // if the write it proposed first in its term (membershipFirst) did not.
 func (d *duties) membershipLoop(ctx context.Context) {
@@ -112,6 +112,26 @@ func (d *duties) reconcile() error {
 		have[s.ID] = s
 	}
 	const wait = 10 * time.Second
+	// A removed member whose Raft address a listed server now has (a replacement on the
+	// same host and port) leaves Raft's configuration first: raft refuses two servers
+	// at one address, and the replacement would otherwise never be added.
+	self := raft.ServerID(n.cfg.ID)
+	for id, s := range have {
+		if _, listed := want.Peer(string(id)); listed || id == self {
+			continue
+		}
+		for _, p := range want.Peers {
+			if raft.ServerAddress(p.RaftAddr) != s.Address {
+				continue
+			}
+			if err := n.raft.RemoveServer(id, 0, wait).Error(); err != nil {
+				return err
+			}
+			delete(have, id)
+			n.cfg.Logger.Info("membership: removed server dropped; its address is taken", "server", string(id), "by", p.ID)
+			break
+		}
+	}
 	for _, p := range want.Peers {
 		id, addr := raft.ServerID(p.ID), raft.ServerAddress(p.RaftAddr)
 		cur, in := have[id]
@@ -133,7 +153,6 @@ func (d *duties) reconcile() error {
 		}
 		n.cfg.Logger.Info("membership: server added or changed", "server", p.ID, "observer", p.Observer)
 	}
-	self := raft.ServerID(n.cfg.ID)
 	demoteSelf := false
 	for id, s := range have {
 		if _, ok := want.Peer(string(id)); ok || s.Suffrage != raft.Voter {

@@ -755,15 +755,14 @@ func (n *Node) Learners() (followers, observers int) {
 	return followers, observers
 }
 
-// NonVotingFollowers counts, on the leader, the followers among Learners' that the
+// LearnerCounts is Learners with, counted apart, the followers among them that the
 // membership no longer lists (a reconfig removed them; they follow as non-voters):
-// ZooKeeper's synced_non_voting_followers.
-func (n *Node) NonVotingFollowers() int {
+// ZooKeeper's synced_non_voting_followers. One count, so mntr's figures agree.
+func (n *Node) LearnerCounts() (followers, nonVoting, observers int) {
 	if !n.IsLeader() {
-		return 0
+		return 0, 0, 0
 	}
-	_, nonVoting, _ := n.learnersAt(time.Now())
-	return nonVoting
+	return n.learnersAt(time.Now())
 }
 
 // learnersAt counts the members other than this one heard from within the sync window

@@ -205,7 +205,9 @@ func TestJudgeReconfigSyncWindow(t *testing.T) {
 
 // mntr's synced followers use the reconfig's window: a follower silent for three ticks
 // counts with syncLimit 5, not with syncLimit 2 or without syncLimit (two ticks);
-// observers are counted apart, by the same window, and this member never.
+// observers are counted apart, by the same window, and this member never; a member the
+// membership does not list (a reconfig removed it) heard from within the window is a
+// follower, also counted apart as non-voting.
 func TestLearnersSyncWindow(t *testing.T) {
 	const withObserver = threeMembers + "server.4=127.0.0.1:2394:2494:observer\n" +
 		"server.5=127.0.0.1:2395:2495:observer\n"
@@ -229,7 +231,9 @@ func TestLearnersSyncWindow(t *testing.T) {
 		n.learners.Store("3", now.Add(-time.Minute))   // gone
 		n.learners.Store("4", now.Add(-time.Second))   // an observer, one tick ago
 		n.learners.Store("5", now.Add(-time.Minute))   // an observer gone
-		if fo, nv, ob := n.learnersAt(now); fo != c.followers || ob != c.observer || nv != 0 {
+		n.learners.Store("6", now)                     // removed by a reconfig: a non-voting follower
+		n.learners.Store("7", now.Add(-time.Minute))   // removed, and gone
+		if fo, nv, ob := n.learnersAt(now); fo != c.followers+1 || ob != c.observer || nv != 1 {
 			t.Errorf("%s: %d followers and %d observers, want %d and %d", c.name, fo, ob, c.followers, c.observer)
 		}
 	}

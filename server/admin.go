@@ -365,7 +365,9 @@ func (s *Server) adminZabState() map[string]any {
 	if !s.inQuorum() {
 		return map[string]any{"voting": false, "zabstate": ""}
 	}
-	out := map[string]any{"voting": s.node.Mode() != "observer", "zabstate": "broadcast"}
+	// ZooKeeper's voting: a participant of the membership (not an observer, nor a
+	// member a reconfig removed, which follows as a non-voter).
+	out := map[string]any{"voting": s.node.Mode() != "observer" && s.node.InMembership(), "zabstate": "broadcast"}
 	term, _ := strconv.ParseInt(s.node.Stats()["term"], 10, 64)
 	out["myid"] = s.cfg.ServerID
 	out["is_leader"] = s.node.IsLeader()

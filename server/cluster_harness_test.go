@@ -3,6 +3,7 @@ package server
 import (
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -219,15 +220,29 @@ func askFourLetter(t *testing.T, addr, cmd string) string {
 // a reconfig adds it with, and the channel Start's result arrives on.
 func (tc *testCluster) addMember() (int, string, <-chan error) {
 	tc.t.Helper()
+	return tc.addMemberAt(loopbackAddr(tc.t), loopbackAddr(tc.t))
+}
+
+// addMemberAt is addMember with the new server's Raft and peer addresses, which may be
+// those of a member a reconfig removed; the members a reconfig removed (ids, 1-based)
+// are left out of its configuration.
+func (tc *testCluster) addMemberAt(raftAddr, peerAddr string, removed ...string) (int, string, <-chan error) {
+	tc.t.Helper()
 	i := len(tc.cfgs)
 	id := strconv.Itoa(i + 1)
 	port, err := ztest.FreePort()
 	if err != nil {
 		tc.t.Fatal(err)
 	}
-	p := quorum.Peer{ID: id, RaftAddr: loopbackAddr(tc.t), PeerAddr: loopbackAddr(tc.t)}
+	p := quorum.Peer{ID: id, RaftAddr: raftAddr, PeerAddr: peerAddr}
 	cfg := tc.cfgs[0]
-	cfg.Servers = append(append([]quorum.Peer(nil), cfg.Servers...), p)
+	cfg.Servers = nil
+	for _, s := range tc.cfgs[0].Servers {
+		if !slices.Contains(removed, s.ID) {
+			cfg.Servers = append(cfg.Servers, s)
+		}
+	}
+	cfg.Servers = append(cfg.Servers, p)
 	cfg.ServerID, cfg.ClientPort, cfg.DataDir = i+1, port, tc.t.TempDir()
 	cfg.Network = tc.net.Member(id)
 	s, err := New(cfg, nil)

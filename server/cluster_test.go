@@ -674,6 +674,50 @@ func TestClusterReconfigAddAndRemove(t *testing.T) {
 	tc.converge()
 }
 
+// A member replaced on the same host and port: reconfig -remove 3, stop it, then
+// reconfig -add server.4 at 3's addresses, ZooKeeper's way of swapping a machine. The
+// removed member stayed in Raft's configuration as a non-voter; raft refuses two
+// servers at one address, so the leader drops it before it adds the new one.
+func TestReconfigReplacesARemovedMemberAtItsAddress(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReconfigEnabled, c.SuperDigest = true, superDigest })
+	l := tc.leader()
+	f := (l + 1) % 3
+	c := dial(t, tc.addr(l))
+	c.connect(0, nil)
+	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
+		t.Fatalf("addauth super: %d", h.Err)
+	}
+	var gd jute.GetDataResponse
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: strconv.Itoa(f + 1), CurConfigId: -1}, &gd); h.Err != 0 {
+		t.Fatalf("reconfig -remove %d: %d", f+1, h.Err)
+	}
+	old := tc.cfgs[f].Servers[f]
+	tc.stop(f)
+	i, line, started := tc.addMemberAt(old.RaftAddr, old.PeerAddr, old.ID)
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: line, CurConfigId: -1}, &gd); h.Err != 0 {
+		t.Fatalf("reconfig -add %s: %d", line, h.Err)
+	}
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("the new server: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the new server did not start serving after reconfig -add")
+	}
+	for deadline := time.Now().Add(15 * time.Second); !tc.servers[l].node.MembershipApplied(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader's Raft configuration never took server %d at %s", i+1, old.RaftAddr)
+		}
+	}
+	n := dial(t, tc.addr(i))
+	n.connect(0, nil)
+	if h := n.call(jute.OpCreate, &jute.CreateRequest{Path: "/via-replacement", Acl: openACL}, nil); h.Err != 0 {
+		t.Fatalf("write through the replacement: %d", h.Err)
+	}
+	tc.converge()
+}
+
 // Without reconfigEnabled, reconfig is refused as ZooKeeper 3.8 refuses it.
 func TestClusterReconfigDisabled(t *testing.T) {
 	tc := newTestCluster(t, 3)

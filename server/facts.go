@@ -123,7 +123,9 @@ func (s *Server) confFacts() confFacts {
 		return f
 	}
 	f.serverID = s.cfg.ServerID
-	var self quorum.Peer
+	// A member a reconfig removed is not in the membership; its own addresses are
+	// still its configured ones, as a ZooKeeper server's conf shows them.
+	self, _ := s.node.Peer(strconv.Itoa(s.cfg.ServerID))
 	for _, p := range s.members() {
 		if p.ID == strconv.Itoa(s.cfg.ServerID) {
 			self = p
@@ -319,10 +321,10 @@ func (s *Server) monitor() []metric {
 		kv("quorum_size", s.quorumSize())
 	}
 	if st.leads {
-		followers, observers := s.node.Learners()
+		followers, nonVoting, observers := s.node.LearnerCounts()
 		kv("learners", followers+observers)
 		kv("synced_followers", followers)
-		kv("synced_non_voting_followers", s.node.NonVotingFollowers())
+		kv("synced_non_voting_followers", nonVoting)
 		kv("synced_observers", observers)
 		kv("pending_syncs", 0)
 		kv("last_proposal_size", st.proposals.Last)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,8 +15,9 @@ import (
 
 // A follower removed by reconfig goes on as ZooKeeper 3.8's does, a "non-voting
 // follower": srvr on it says follower, a new session on it reads a write made after the
-// removal, and the leader's mntr counts it in synced_followers and apart in
-// synced_non_voting_followers. (Whether its open connections survive the removal is not
+// removal, the leader's mntr counts it in synced_followers and apart in
+// synced_non_voting_followers, and its conf shows its own ports and the membership
+// without it. (Whether its open connections survive the removal is not
 // compared: ZooKeeper 3.8 drops some at moments that vary from run to run.)
 func TestRemovedFollowerMatchesZooKeeper(t *testing.T) {
 	t.Parallel()
@@ -79,6 +81,27 @@ func TestRemovedFollowerMatchesZooKeeper(t *testing.T) {
 			got := mntrLine(mntr, "synced_followers") + "/" + mntrLine(mntr, "synced_non_voting_followers")
 			return got, got == "2/1"
 		})
+		// conf on the removed member: its own ports and peer type, and the membership it
+		// shows (without itself).
+		conf, _ := ztest.FourLetter(c.Members[f].Addr, "conf")
+		var keys []string
+		servers, self := 0, false
+		for _, line := range strings.Split(conf, "\n") {
+			k, v, ok := strings.Cut(line, "=")
+			switch {
+			case !ok:
+			case k == "electionPort" || k == "quorumPort":
+				keys = append(keys, fmt.Sprintf("%s:%t", k, v != ""))
+			case k == "peerType":
+				keys = append(keys, k+":"+v)
+			case strings.HasPrefix(k, "server."):
+				servers++
+				self = self || k == "server."+strconv.Itoa(f+1)
+			}
+		}
+		slices.Sort(keys)
+		keys = append(keys, fmt.Sprintf("servers:%d", servers), fmt.Sprintf("lists itself:%t", self))
+		out = append(out, "conf="+strings.Join(keys, ","))
 		return strings.Join(out, " ")
 	}
 	zkOut, us := observe(ztest.StartZooKeeperEnsemble), observe(ztest.StartZkraftCluster)
