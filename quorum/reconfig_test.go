@@ -234,7 +234,7 @@ func TestLearnersSyncWindow(t *testing.T) {
 		n.learners.Store("6", now)                     // removed by a reconfig: a non-voting follower
 		n.learners.Store("7", now.Add(-time.Minute))   // removed, and gone
 		if fo, nv, ob := n.learnersAt(now); fo != c.followers+1 || ob != c.observer || nv != 1 {
-			t.Errorf("%s: %d followers and %d observers, want %d and %d", c.name, fo, ob, c.followers, c.observer)
+			t.Errorf("%s: %d followers (%d non-voting) and %d observers, want %d (1) and %d", c.name, fo, nv, ob, c.followers+1, c.observer)
 		}
 	}
 }

@@ -123,14 +123,9 @@ func (s *Server) confFacts() confFacts {
 		return f
 	}
 	f.serverID = s.cfg.ServerID
-	// A member a reconfig removed is not in the membership; its own addresses are
-	// still its configured ones, as a ZooKeeper server's conf shows them.
+	// By the membership; a member a reconfig removed is not in it, and shows its
+	// configured addresses, as a ZooKeeper server's conf does.
 	self, _ := s.node.Peer(strconv.Itoa(s.cfg.ServerID))
-	for _, p := range s.members() {
-		if p.ID == strconv.Itoa(s.cfg.ServerID) {
-			self = p
-		}
-	}
 	q := &quorumConf{initLimit: s.cfg.InitLimit, syncLimit: s.cfg.SyncLimit}
 	_, q.electionPort, _ = net.SplitHostPort(self.RaftAddr)
 	_, q.quorumPort, _ = net.SplitHostPort(self.PeerAddr)
