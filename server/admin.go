@@ -145,8 +145,8 @@ func (s *Server) adminHandler() http.Handler {
 // serving reports whether the server answers clients: standalone, a member that knows a
 // leader (a leader once it is established: its barrier applied, so its mntr counts the
 // membership it wrote first), or a read-only one. Only the four-letter words and the
-// AdminServer (its /ready too) ask; handshakes and the quorum-loss timer keep HasLeader, so a leader
-// whose barrier applies a long backlog does not drop its clients meanwhile.
+// AdminServer (its /ready too) ask; handshakes and the quorum-loss timer keep
+// HasLeader, so a leader whose barrier applies a long backlog keeps its clients.
 func (s *Server) serving() bool {
 	return !s.node.IsClustered() || s.isReadOnly() || s.inQuorum()
 }

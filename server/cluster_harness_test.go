@@ -259,6 +259,20 @@ func (tc *testCluster) addMemberAt(raftAddr, peerAddr string, removed ...string)
 	return i, line, started
 }
 
+// awaitAdded waits for the Start of a server addMember started, which returns once a
+// reconfig -add made it a member and it serves.
+func awaitAdded(t *testing.T, started <-chan error) {
+	t.Helper()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("the new server: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the new server did not start serving after reconfig -add")
+	}
+}
+
 // zkSession connects go-zookeeper, a client that reconnects and restores its watches
 // itself, to the given members, and waits for its session.
 func zkSession(t *testing.T, timeout time.Duration, addrs ...string) *zk.Conn {

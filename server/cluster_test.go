@@ -604,14 +604,7 @@ func TestClusterReconfigAddAndRemove(t *testing.T) {
 	if err != nil || len(added.Peers) != 4 || added.Version != gd.Stat.Mzxid || added.Version <= m.Version {
 		t.Fatalf("reconfig answer %q (%v), stat %+v", gd.Data, err, gd.Stat)
 	}
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("the new server: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the new server did not start serving after reconfig -add")
-	}
+	awaitAdded(t, started)
 	tc.converge()
 	if mode := tc.servers[i].node.Mode(); mode != "follower" {
 		t.Fatalf("new server's mode %s", mode)
@@ -697,14 +690,7 @@ func TestReconfigReplacesARemovedMemberAtItsAddress(t *testing.T) {
 	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: line, CurConfigId: -1}, &gd); h.Err != 0 {
 		t.Fatalf("reconfig -add %s: %d", line, h.Err)
 	}
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("the new server: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the new server did not start serving after reconfig -add")
-	}
+	awaitAdded(t, started)
 	for deadline := time.Now().Add(15 * time.Second); !tc.servers[l].node.MembershipApplied(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the leader's Raft configuration never took server %d at %s", i+1, old.RaftAddr)
