@@ -141,7 +141,7 @@ func LeaderAddr(t testing.TB, c *ztest.Cluster) string {
 	if len(c.Members) == 1 {
 		return c.Members[0].Addr
 	}
-	i := c.Leader()
+	i := c.AwaitLeader(10 * time.Second)
 	if i < 0 {
 		t.Fatalf("%s: no member leads", c.Name)
 	}
@@ -155,7 +155,7 @@ func Followers(t testing.TB, c *ztest.Cluster) []string {
 	if len(c.Members) == 1 {
 		return []string{c.Members[0].Addr}
 	}
-	leader := c.Leader()
+	leader := c.AwaitLeader(10 * time.Second)
 	if leader < 0 {
 		t.Fatalf("%s: no member leads", c.Name)
 	}

@@ -23,7 +23,7 @@ func TestCuratorRecipesThroughMemberKills(t *testing.T) {
 	cp := javaJarDir + "/*"
 	run(t, 3*time.Minute, "javac", "-proc:none", "-nowarn", "-cp", cp, "-d", classes, "testdata/CuratorRecipesFailover.java")
 	c := startZkraftCluster(t)
-	l := c.Leader()
+	l := c.AwaitLeader(10 * time.Second)
 	if l < 0 {
 		t.Fatal("no leader")
 	}
@@ -53,7 +53,7 @@ func TestCuratorRecipesThroughMemberKills(t *testing.T) {
 		var answer string
 		switch {
 		case what == "kill leader":
-			i := c.Leader()
+			i := c.AwaitLeader(10 * time.Second)
 			if i < 0 {
 				t.Fatal("no leader to kill")
 			}

@@ -110,7 +110,7 @@ func TestFaultLeaderPausedLongerThanSessionTimeout(t *testing.T) {
 
 func pausedLongerThanSessionTimeout(t *testing.T, n int, follower bool) {
 	c := faultCluster(t, n)
-	l := c.Leader()
+	l := c.AwaitLeader(10 * time.Second)
 	if l < 0 {
 		t.Fatal("no leader")
 	}
@@ -511,7 +511,7 @@ func everyFault(t *testing.T, c *ztest.Cluster, n int, timeout time.Duration) {
 	}
 	leader := func() int {
 		t.Helper()
-		l := c.Leader()
+		l := c.AwaitLeader(10 * time.Second)
 		if l < 0 {
 			t.Fatal("no leader")
 		}

@@ -17,7 +17,7 @@ func TestHistoryThroughLeaderKills(t *testing.T) {
 	nemesisHistory(t, 3, func(t *testing.T, c *ztest.Cluster, _ int, _ time.Duration) {
 		for kill := 0; kill < 2; kill++ {
 			time.Sleep(700 * time.Millisecond)
-			l := c.Leader()
+			l := c.AwaitLeader(10 * time.Second)
 			if l < 0 {
 				t.Fatal("no leader")
 			}
@@ -34,7 +34,7 @@ func TestHistoryThroughLeaderKills(t *testing.T) {
 		// A leader paused keeps its connections open while the others elect a new one,
 		// and resumes believing it leads, with its members' proposals buffered.
 		time.Sleep(700 * time.Millisecond)
-		l := c.Leader()
+		l := c.AwaitLeader(10 * time.Second)
 		if l < 0 {
 			t.Fatal("no leader")
 		}

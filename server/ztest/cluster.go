@@ -148,6 +148,17 @@ func (c *Cluster) Restart(limit time.Duration) error {
 	return c.AwaitServing(limit)
 }
 
+// AwaitLeader waits up to limit for a member whose srvr says it leads and returns its
+// index, or -1. Right after an election a new leader answers srvr as not serving until a
+// quorum acknowledged it (ZooKeeper's and zkraft's alike), so one look can miss it.
+func (c *Cluster) AwaitLeader(limit time.Duration) int {
+	for deadline := time.Now().Add(limit); ; time.Sleep(50 * time.Millisecond) {
+		if l := c.Leader(); l >= 0 || time.Now().After(deadline) {
+			return l
+		}
+	}
+}
+
 // Leader returns the index of the member whose srvr says it leads, or -1.
 func (c *Cluster) Leader() int {
 	for i, s := range c.Members {
