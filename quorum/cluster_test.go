@@ -466,7 +466,7 @@ func TestAStoppedFollowerIsNoLearnerOnceItsStreamEnds(t *testing.T) {
 	if leader.cfg.TickTime < time.Second {
 		t.Fatalf("tick %v: two ticks would not be told apart from the stream's end", leader.cfg.TickTime)
 	}
-	learners := func() int { f, _ := leader.Learners(); return f }
+	learners := func() int { f, _, _ := leader.Learners(); return f }
 	for deadline := time.Now().Add(10 * time.Second); learners() != 2; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d synced followers, want 2", learners())

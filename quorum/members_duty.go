@@ -199,8 +199,5 @@ func (n *Node) MembershipApplied() bool {
 		}
 		listed++
 	}
-	if listed != len(want.Peers) {
-		return false
-	}
-	return true
+	return listed == len(want.Peers)
 }

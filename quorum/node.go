@@ -746,19 +746,10 @@ func (n *Node) syncWindow() time.Duration { return cmp.Or(n.cfg.SyncWindow, 2*n.
 // Learners counts, on the leader, the members heard from within the sync window whose
 // stream has not ended since, as ZooKeeper's leader counts its synced followers and
 // observers (it drops a learner whose socket closed, or read nothing for syncLimit
-// ticks). Elsewhere both are 0.
-func (n *Node) Learners() (followers, observers int) {
-	if !n.IsLeader() {
-		return 0, 0
-	}
-	followers, _, observers = n.learnersAt(time.Now())
-	return followers, observers
-}
-
-// LearnerCounts is Learners with, counted apart, the followers among them that the
-// membership no longer lists (a reconfig removed them; they follow as non-voters):
-// ZooKeeper's synced_non_voting_followers. One count, so mntr's figures agree.
-func (n *Node) LearnerCounts() (followers, nonVoting, observers int) {
+// ticks); nonVoting counts apart the followers among them that the membership no longer
+// lists (a reconfig removed them; they follow as non-voters): ZooKeeper's
+// synced_non_voting_followers. Elsewhere all are 0.
+func (n *Node) Learners() (followers, nonVoting, observers int) {
 	if !n.IsLeader() {
 		return 0, 0, 0
 	}

@@ -62,7 +62,7 @@ var adminCommands = []adminCommand{
 	{[]string{"leader", "lead"}, (*Server).adminLeader},
 	{[]string{"voting_view"}, (*Server).adminVotingView},
 	{[]string{"observers", "obsr"}, func(s *Server) map[string]any {
-		_, observers := s.node.Learners()
+		_, _, observers := s.node.Learners()
 		return map[string]any{"synced_observers": observers, "observers": []any{}}
 	}},
 	// zkraft keeps no per-observer connection figures (observers lists none): nothing

@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/quorum"
 	"github.com/zkraft/zkraft/quorum/netsim"
 	"github.com/zkraft/zkraft/server/ztest"
@@ -257,6 +259,32 @@ func (tc *testCluster) addMemberAt(raftAddr, peerAddr string, removed ...string)
 	_, raftPort, _ := net.SplitHostPort(p.RaftAddr)
 	line := "server." + id + "=127.0.0.1:" + peerPort + ":" + raftPort + ";127.0.0.1:" + strconv.Itoa(port)
 	return i, line, started
+}
+
+// superSession is a raw session on addr authenticated as the super user (superDigest),
+// who may reconfig.
+func superSession(t *testing.T, addr string) *rawClient {
+	t.Helper()
+	c := dial(t, addr)
+	c.connect(0, nil)
+	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
+		t.Fatalf("addauth super: %d", h.Err)
+	}
+	return c
+}
+
+// reconfigRemove removes member idx (0-based) with reconfig -remove through c and
+// checks that the answered configuration no longer lists it.
+func reconfigRemove(t *testing.T, c *rawClient, idx int) {
+	t.Helper()
+	id := strconv.Itoa(idx + 1)
+	var gd jute.GetDataResponse
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: id, CurConfigId: -1}, &gd); h.Err != 0 {
+		t.Fatalf("reconfig -remove %s: %d", id, h.Err)
+	}
+	if strings.Contains(string(gd.Data), "server."+id+"=") {
+		t.Fatalf("removed server %s still listed:\n%s", id, gd.Data)
+	}
 }
 
 // awaitAdded waits for the Start of a server addMember started, which returns once a

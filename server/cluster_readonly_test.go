@@ -253,18 +253,8 @@ func TestRemovedMemberFollowsAsANonVoter(t *testing.T) {
 	addr := tc.addr(f)
 	on := dial(t, addr)
 	on.connect(0, nil)
-	c := dial(t, tc.addr(l))
-	c.connect(0, nil)
-	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
-		t.Fatalf("addauth: %d", h.Err)
-	}
-	var gd jute.GetDataResponse
-	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: strconv.Itoa(f + 1), CurConfigId: -1}, &gd); h.Err != 0 {
-		t.Fatalf("reconfig -remove %d: %d", f+1, h.Err)
-	}
-	if strings.Contains(string(gd.Data), "server."+strconv.Itoa(f+1)+"=") {
-		t.Fatalf("removed server still listed:\n%s", gd.Data)
-	}
+	c := superSession(t, tc.addr(l))
+	reconfigRemove(t, c, f)
 	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/after", Acl: openACL}, nil); h.Err != 0 {
 		t.Fatalf("create after removal: %d", h.Err)
 	}

@@ -20,11 +20,7 @@ import (
 // has its configuration from the start).
 func TestClusterReconfigInProgress(t *testing.T) {
 	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReconfigEnabled, c.SuperDigest = true, superDigest })
-	c := dial(t, tc.addr(tc.follower()))
-	c.connect(0, nil)
-	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
-		t.Fatalf("addauth super: %d", h.Err)
-	}
+	c := superSession(t, tc.addr(tc.follower()))
 	peers := 3
 	for try := range 4 {
 		id := 4 + 2*try

@@ -623,12 +623,7 @@ func TestClusterReconfigAddAndRemove(t *testing.T) {
 	if l == i {
 		t.Skip("the new server leads; this test removes an original leader")
 	}
-	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: strconv.Itoa(l + 1), CurConfigId: -1}, &gd); h.Err != 0 {
-		t.Fatalf("reconfig -remove the leader: %d", h.Err)
-	}
-	if strings.Contains(string(gd.Data), "server."+strconv.Itoa(l+1)+"=") {
-		t.Fatalf("removed server still listed:\n%s", gd.Data)
-	}
+	reconfigRemove(t, c, l)
 	// The removed leader steps down and follows the next one as a non-voter, as
 	// ZooKeeper's does, until it is stopped.
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -675,19 +670,12 @@ func TestReconfigReplacesARemovedMemberAtItsAddress(t *testing.T) {
 	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReconfigEnabled, c.SuperDigest = true, superDigest })
 	l := tc.leader()
 	f := (l + 1) % 3
-	c := dial(t, tc.addr(l))
-	c.connect(0, nil)
-	if h := c.call(jute.OpAuth, &jute.AuthPacket{Scheme: "digest", Auth: []byte("super:test")}, nil); h.Err != 0 {
-		t.Fatalf("addauth super: %d", h.Err)
-	}
-	var gd jute.GetDataResponse
-	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{LeavingServers: strconv.Itoa(f + 1), CurConfigId: -1}, &gd); h.Err != 0 {
-		t.Fatalf("reconfig -remove %d: %d", f+1, h.Err)
-	}
+	c := superSession(t, tc.addr(l))
+	reconfigRemove(t, c, f)
 	old := tc.cfgs[f].Servers[f]
 	tc.stop(f)
 	i, line, started := tc.addMemberAt(old.RaftAddr, old.PeerAddr, old.ID)
-	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: line, CurConfigId: -1}, &gd); h.Err != 0 {
+	if h := c.call(jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: line, CurConfigId: -1}, &jute.GetDataResponse{}); h.Err != 0 {
 		t.Fatalf("reconfig -add %s: %d", line, h.Err)
 	}
 	awaitAdded(t, started)

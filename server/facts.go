@@ -316,7 +316,7 @@ func (s *Server) monitor() []metric {
 		kv("quorum_size", s.quorumSize())
 	}
 	if st.leads {
-		followers, nonVoting, observers := s.node.LearnerCounts()
+		followers, nonVoting, observers := s.node.Learners()
 		kv("learners", followers+observers)
 		kv("synced_followers", followers)
 		kv("synced_non_voting_followers", nonVoting)
