@@ -139,7 +139,7 @@ func (s *Server) adminHandler() http.Handler {
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	return mux
+	return jettyMethods(mux)
 }
 
 // serving reports whether the server answers clients: standalone, a member that knows a
@@ -424,7 +424,7 @@ func (s *Server) startAdmin() error {
 		if s.cfg.DebugGCEndpoint {
 			mux.HandleFunc("/debug/gc", serveDebugGC)
 		}
-		hs, err := serve(addr, mux)
+		hs, err := serve(addr, jettyMethods(mux, http.MethodPost))
 		if err != nil {
 			return fmt.Errorf("metrics on %s: %w", addr, err)
 		}
