@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,63 +25,91 @@ import (
 
 // adminCommand answers one command; aliases are ZooKeeper's.
 type adminCommand struct {
-	names []string // primary first
-	run   func(s *Server) map[string]any
+	names []string                                        // primary first
+	run   func(s *Server, args url.Values) map[string]any // args: the query's parameters
+}
+
+// noArgs is a command that takes no parameters.
+func noArgs(run func(s *Server) map[string]any) func(*Server, url.Values) map[string]any {
+	return func(s *Server, _ url.Values) map[string]any { return run(s) }
+}
+
+// adminSetTraceMask sets the mask gtmk and stmk report (zkraft traces nothing by it) from
+// the traceMask parameter, answering as ZooKeeper's SetTraceMaskCommand without one.
+func (s *Server) adminSetTraceMask(args url.Values) map[string]any {
+	v, ok := args["traceMask"]
+	if !ok || len(v) == 0 {
+		return map[string]any{"error": "setTraceMask requires long traceMask argument"}
+	}
+	mask, err := strconv.ParseInt(v[0], 10, 64)
+	if err != nil {
+		return map[string]any{"error": "setTraceMask requires long traceMask argument, got " + v[0]}
+	}
+	s.traceMask.Store(mask)
+	return map[string]any{"tracemask": mask}
 }
 
 // needsServing: the command answers only while the server serves, as ZooKeeper's do
 // but those it registers as not needing its server (CommandBase's serverRequired false):
-// environment and zabstate (and get/set_trace_mask and system_properties, which zkraft
-// does not serve). monitor is one of those too, but 3.8 then fails it with a
+// environment, zabstate, get_trace_mask and set_trace_mask (and system_properties, which
+// zkraft does not serve). monitor is one of those too, but 3.8 then fails it with a
 // NullPointerException (500); zkraft answers it as the others (docs/compatibility.md).
 func (c adminCommand) needsServing() bool {
-	return c.names[0] != "environment" && c.names[0] != "zabstate"
+	switch c.names[0] {
+	case "environment", "zabstate", "get_trace_mask", "set_trace_mask":
+		return false
+	}
+	return true
 }
 
 var adminCommands = []adminCommand{
-	{[]string{"ruok"}, func(s *Server) map[string]any { return map[string]any{} }},
-	{[]string{"stats", "stat"}, func(s *Server) map[string]any { return s.adminStats(true) }},
-	{[]string{"server_stats", "srvr"}, func(s *Server) map[string]any { return s.adminStats(false) }},
-	{[]string{"monitor", "mntr"}, func(s *Server) map[string]any { return s.adminMonitor() }},
-	{[]string{"configuration", "conf", "config"}, (*Server).adminConf},
-	{[]string{"connections", "cons"}, func(s *Server) map[string]any {
+	{[]string{"ruok"}, func(s *Server, _ url.Values) map[string]any { return map[string]any{} }},
+	{[]string{"stats", "stat"}, func(s *Server, _ url.Values) map[string]any { return s.adminStats(true) }},
+	{[]string{"server_stats", "srvr"}, func(s *Server, _ url.Values) map[string]any { return s.adminStats(false) }},
+	{[]string{"monitor", "mntr"}, func(s *Server, _ url.Values) map[string]any { return s.adminMonitor() }},
+	{[]string{"configuration", "conf", "config"}, noArgs((*Server).adminConf)},
+	{[]string{"connections", "cons"}, func(s *Server, _ url.Values) map[string]any {
 		conns := s.connFacts()
 		return map[string]any{"connections": adminConns(conns, false, false), "secure_connections": adminConns(conns, true, false)}
 	}},
-	{[]string{"environment", "envi", "env"}, (*Server).adminEnvi},
-	{[]string{"is_read_only", "isro"}, func(s *Server) map[string]any { return map[string]any{"read_only": s.isReadOnly()} }},
-	{[]string{"dump"}, (*Server).adminDump},
-	{[]string{"watch_summary", "wchs"}, func(s *Server) map[string]any {
+	{[]string{"environment", "envi", "env"}, noArgs((*Server).adminEnvi)},
+	{[]string{"is_read_only", "isro"}, func(s *Server, _ url.Values) map[string]any { return map[string]any{"read_only": s.isReadOnly()} }},
+	{[]string{"dump"}, noArgs((*Server).adminDump)},
+	{[]string{"watch_summary", "wchs"}, func(s *Server, _ url.Values) map[string]any {
 		w := s.watchSummary()
 		return map[string]any{"num_connections": w.connections, "num_paths": w.paths, "num_total_watches": w.watches}
 	}},
-	{[]string{"watches", "wchc"}, (*Server).adminWatches},
-	{[]string{"watches_by_path", "wchp"}, (*Server).adminWatchesByPath},
-	{[]string{"dirs"}, func(s *Server) map[string]any {
+	{[]string{"watches", "wchc"}, noArgs((*Server).adminWatches)},
+	{[]string{"watches_by_path", "wchp"}, noArgs((*Server).adminWatchesByPath)},
+	{[]string{"dirs"}, func(s *Server, _ url.Values) map[string]any {
 		f := s.dirFacts()
 		return map[string]any{"datadir_size": f.dataSize, "logdir_size": f.logSize}
 	}},
-	{[]string{"leader", "lead"}, (*Server).adminLeader},
-	{[]string{"voting_view"}, (*Server).adminVotingView},
-	{[]string{"observers", "obsr"}, func(s *Server) map[string]any {
+	{[]string{"leader", "lead"}, noArgs((*Server).adminLeader)},
+	{[]string{"voting_view"}, noArgs((*Server).adminVotingView)},
+	{[]string{"observers", "obsr"}, func(s *Server, _ url.Values) map[string]any {
 		_, _, observers := s.node.Learners()
 		return map[string]any{"synced_observers": observers, "observers": []any{}}
 	}},
 	// zkraft keeps no per-observer connection figures (observers lists none): nothing
 	// to reset, and ZooKeeper answers this with no keys of its own.
-	{[]string{"observer_connection_stat_reset", "orst"}, func(s *Server) map[string]any { return map[string]any{} }},
-	{[]string{"last_snapshot", "lsnp"}, (*Server).adminLastSnapshot},
-	{[]string{"initial_configuration", "icfg"}, func(s *Server) map[string]any {
+	{[]string{"observer_connection_stat_reset", "orst"}, func(s *Server, _ url.Values) map[string]any { return map[string]any{} }},
+	{[]string{"last_snapshot", "lsnp"}, noArgs((*Server).adminLastSnapshot)},
+	{[]string{"initial_configuration", "icfg"}, func(s *Server, _ url.Values) map[string]any {
 		return map[string]any{"initial_configuration": s.cfg.InitialConfiguration}
 	}},
-	{[]string{"zabstate"}, (*Server).adminZabState},
-	{[]string{"hash"}, func(s *Server) map[string]any {
+	{[]string{"zabstate"}, noArgs((*Server).adminZabState)},
+	{[]string{"hash"}, func(s *Server, _ url.Values) map[string]any {
 		var d uint64
 		s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { d = t.Digest() })
 		return map[string]any{"digests": []any{map[string]any{"zxid": s.node.FSM.LastZxid(), "digest": d}}}
 	}},
-	{[]string{"stat_reset", "srst"}, func(s *Server) map[string]any { s.resetStats(); return map[string]any{} }},
-	{[]string{"connection_stat_reset", "crst"}, func(s *Server) map[string]any { s.resetConnStats(); return map[string]any{} }},
+	{[]string{"get_trace_mask", "gtmk"}, func(s *Server, _ url.Values) map[string]any {
+		return map[string]any{"tracemask": s.traceMask.Load()}
+	}},
+	{[]string{"set_trace_mask", "stmk"}, (*Server).adminSetTraceMask},
+	{[]string{"stat_reset", "srst"}, func(s *Server, _ url.Values) map[string]any { s.resetStats(); return map[string]any{} }},
+	{[]string{"connection_stat_reset", "crst"}, func(s *Server, _ url.Values) map[string]any { s.resetConnStats(); return map[string]any{} }},
 }
 
 func (s *Server) adminHandler() http.Handler {
@@ -99,10 +129,15 @@ func (s *Server) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
+		// Sorted by name, as ZooKeeper lists them.
+		names := []string{"snapshot"}
 		for _, c := range adminCommands {
-			fmt.Fprintf(w, "<a href=\"%s/%s\">%s</a>\n<br/>\n", base, c.names[0], c.names[0])
+			names = append(names, c.names[0])
 		}
-		fmt.Fprintf(w, "<a href=\"%s/snapshot\">snapshot</a>\n<br/>\n", base)
+		slices.Sort(names)
+		for _, n := range names {
+			fmt.Fprintf(w, "<a href=\"%s/%s\">%s</a>\n<br/>\n", base, n, n)
+		}
 	})
 	mux.HandleFunc(base+"/", func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, base+"/")
@@ -121,7 +156,7 @@ func (s *Server) adminHandler() http.Handler {
 		case !s.serving() && cmd.needsServing():
 			out = map[string]any{"command": name, "error": notServing}
 		default:
-			out = cmd.run(s)
+			out = cmd.run(s, r.URL.Query())
 			out["command"] = cmd.names[0]
 			if _, set := out["error"]; !set {
 				out["error"] = nil

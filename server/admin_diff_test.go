@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -519,4 +520,56 @@ func adminConfig(port int, kv ...string) map[string]string {
 		cfg[kv[i]] = kv[i+1]
 	}
 	return cfg
+}
+
+// get_trace_mask and set_trace_mask answer as ZooKeeper 3.8's, share their mask with the
+// four-letter words gtmk and stmk, and the command list at /commands names the same
+// commands (zkraft adds 3.9's snapshot and lacks the JVM's system_properties).
+func TestAdminTraceMaskMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	steps := []string{"gtmk", "set_trace_mask", "stmk?traceMask=abc", "stmk?traceMask=", "stmk?traceMask=-1",
+		"get_trace_mask", "4lw gtmk", "set_trace_mask?traceMask=%2B255", "4lw gtmk", "stmk?traceMask=+1", "stmk?traceMask=306"}
+	run := func(start func(ztest.Options) (*ztest.Server, error)) ([]string, []string) {
+		port := mustFreePort(t)
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		var out []string
+		for _, step := range steps {
+			if word, ok := strings.CutPrefix(step, "4lw "); ok {
+				out = append(out, step+": "+askFourLetter(t, s.Addr, word))
+				continue
+			}
+			code, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/%s", port, step))
+			m, keys := jsonKeys(t, body)
+			out = append(out, fmt.Sprintf("%s: %d %v command=%v error=%v tracemask=%v", step, code, keys, m["command"], m["error"], m["tracemask"]))
+		}
+		_, list := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands", port))
+		var names []string
+		for _, line := range strings.Split(list, "\n") {
+			if name, ok := strings.CutPrefix(line, `<a href="/commands/`); ok {
+				names = append(names, name[:strings.IndexByte(name, '"')])
+			}
+		}
+		return out, names
+	}
+	zk, zkNames := run(ztest.StartZooKeeper)
+	us, usNames := run(ztest.StartZkraft)
+	for i := range zk {
+		if zk[i] != us[i] {
+			t.Errorf("zkraft    %s\nZooKeeper %s", us[i], zk[i])
+		}
+	}
+	if want := "4lw gtmk: 255"; us[8] != want {
+		t.Errorf("after set_trace_mask: %q, want %q", us[8], want)
+	}
+	want := slices.DeleteFunc(slices.Clone(zkNames), func(n string) bool { return n == "system_properties" })
+	want = append(want, "snapshot")
+	slices.Sort(want)
+	if !slices.Equal(usNames, want) || len(usNames) < 25 {
+		t.Errorf("/commands lists\n%q\nwant (ZooKeeper's without system_properties, with snapshot)\n%q", usNames, want)
+	}
 }
