@@ -51,12 +51,11 @@ func (s *Server) adminSetTraceMask(args url.Values) map[string]any {
 
 // needsServing: the command answers only while the server serves, as ZooKeeper's do
 // but those it registers as not needing its server (CommandBase's serverRequired false):
-// environment, zabstate, get_trace_mask and set_trace_mask (and system_properties, which
-// zkraft does not serve). monitor is one of those too, but 3.8 then fails it with a
+// environment, zabstate, get_trace_mask, set_trace_mask and system_properties. monitor is one of those too, but 3.8 then fails it with a
 // NullPointerException (500); zkraft answers it as the others (docs/compatibility.md).
 func (c adminCommand) needsServing() bool {
 	switch c.names[0] {
-	case "environment", "zabstate", "get_trace_mask", "set_trace_mask":
+	case "environment", "zabstate", "get_trace_mask", "set_trace_mask", "system_properties":
 		return false
 	}
 	return true
@@ -108,6 +107,7 @@ var adminCommands = []adminCommand{
 		return map[string]any{"tracemask": s.traceMask.Load()}
 	}},
 	{[]string{"set_trace_mask", "stmk"}, (*Server).adminSetTraceMask},
+	{[]string{"system_properties", "sysp"}, noArgs((*Server).adminSystemProperties)},
 	{[]string{"stat_reset", "srst"}, func(s *Server, _ url.Values) map[string]any { s.resetStats(); return map[string]any{} }},
 	{[]string{"connection_stat_reset", "crst"}, func(s *Server, _ url.Values) map[string]any { s.resetConnStats(); return map[string]any{} }},
 }

@@ -524,7 +524,7 @@ func adminConfig(port int, kv ...string) map[string]string {
 
 // get_trace_mask and set_trace_mask answer as ZooKeeper 3.8's, share their mask with the
 // four-letter words gtmk and stmk, and the command list at /commands names the same
-// commands (zkraft adds 3.9's snapshot and lacks the JVM's system_properties).
+// commands (zkraft adds 3.9's snapshot).
 func TestAdminTraceMaskMatchesZooKeeper(t *testing.T) {
 	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
@@ -566,10 +566,43 @@ func TestAdminTraceMaskMatchesZooKeeper(t *testing.T) {
 	if want := "4lw gtmk: 255"; us[8] != want {
 		t.Errorf("after set_trace_mask: %q, want %q", us[8], want)
 	}
-	want := slices.DeleteFunc(slices.Clone(zkNames), func(n string) bool { return n == "system_properties" })
-	want = append(want, "snapshot")
+	want := append(slices.Clone(zkNames), "snapshot")
 	slices.Sort(want)
 	if !slices.Equal(usNames, want) || len(usNames) < 25 {
-		t.Errorf("/commands lists\n%q\nwant (ZooKeeper's without system_properties, with snapshot)\n%q", usNames, want)
+		t.Errorf("/commands lists\n%q\nwant (ZooKeeper's, with 3.9's snapshot)\n%q", usNames, want)
+	}
+}
+
+// system_properties lists the -D properties the server was started with, read or not,
+// and the process's facts under Java's names with the JVM's values (ZooKeeper's list has
+// the rest of its JVM's as well).
+func TestAdminSystemPropertiesMatchZooKeeper(t *testing.T) {
+	t.Parallel()
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	keys := []string{"zkraft.test.probe", "zkraft.test.bare", "file.separator", "path.separator", "line.separator",
+		"os.name", "os.arch", "os.version", "user.dir", "user.home", "user.name"}
+	run := func(start func(ztest.Options) (*ztest.Server, error)) map[string]any {
+		port := mustFreePort(t)
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port),
+			JVMFlags: []string{"-Dzkraft.test.probe=a=b", "-Dzkraft.test.bare"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop()
+		code, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/sysp", port))
+		m, _ := jsonKeys(t, body)
+		if code != http.StatusOK || m["command"] != "system_properties" || m["error"] != nil {
+			t.Fatalf("%s sysp: %d %s", s.Name, code, body)
+		}
+		return m
+	}
+	zk, us := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	for _, k := range keys {
+		if zk[k] != us[k] {
+			t.Errorf("%s: zkraft %q, ZooKeeper %q", k, us[k], zk[k])
+		}
+	}
+	if us["zkraft.test.probe"] != "a=b" || us["zkraft.test.bare"] != "" || us["os.name"] == nil {
+		t.Errorf("zkraft's properties: %v", us)
 	}
 }

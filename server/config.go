@@ -122,6 +122,9 @@ type Config struct {
 	// InitialConfiguration is the zoo.cfg text the server was started with, for the
 	// initial_configuration admin command.
 	InitialConfiguration string
+	// SystemProperties are the -D properties of SERVER_JVMFLAGS and JVMFLAGS, read or
+	// not, for the system_properties admin command (a later one wins, as in the JVM).
+	SystemProperties map[string]string
 
 	// ServerID (myid) and Servers (the server.N lines) make this server a cluster
 	// member; no Servers: standalone.

@@ -83,6 +83,22 @@ func jvmFlagsConfig(getenv func(string) string) (text string, warnings []string)
 	return b.String(), warnings
 }
 
+// jvmSystemProperties are all the -D properties of SERVER_JVMFLAGS and JVMFLAGS, those
+// zkraft reads and those it ignores, as the JVM would hold them (a later one wins; one
+// without a value is empty): the AdminServer's system_properties lists them.
+func jvmSystemProperties(getenv func(string) string) map[string]string {
+	props := map[string]string{}
+	for _, env := range []string{"SERVER_JVMFLAGS", "JVMFLAGS"} {
+		for _, f := range strings.Fields(getenv(env)) {
+			if prop, ok := strings.CutPrefix(f, "-D"); ok && prop != "" {
+				name, value, _ := strings.Cut(prop, "=")
+				props[name] = value
+			}
+		}
+	}
+	return props
+}
+
 // envConfig turns the image's variables into zoo.cfg text: ZOO_SERVERS is a
 // space-separated list of server.N=SPEC entries, ZOO_CFG_EXTRA of key=value pairs, and
 // the system properties of SERVER_JVMFLAGS and JVMFLAGS come first, so that the ZOO_*
@@ -120,6 +136,7 @@ func applyEnv(getenv func(string) string, cfg *server.Config) ([]string, error) 
 	if err != nil {
 		return warnings, err
 	}
+	cfg.SystemProperties = jvmSystemProperties(getenv)
 	more, err := parseZooCfg(strings.NewReader(text), cfg)
 	warnings = append(warnings, more...)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,4 +308,18 @@ func loadFrom(t *testing.T, env map[string]string, configPath string) server.Con
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// Every -D property of the two variables is kept for system_properties, read or not; a
+// later one wins, as in the JVM, and one without a value is empty.
+func TestJVMSystemPropertiesKeepsEveryProperty(t *testing.T) {
+	env := map[string]string{
+		"SERVER_JVMFLAGS": "-Xmx1g -Dzookeeper.snapCount=5 -Dmy.own=1",
+		"JVMFLAGS":        "-Dmy.own=2 -Dbare -D -XX:+UseG1GC -Dkv=a=b",
+	}
+	got := jvmSystemProperties(func(k string) string { return env[k] })
+	want := map[string]string{"zookeeper.snapCount": "5", "my.own": "2", "bare": "", "kv": "a=b"}
+	if !maps.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }

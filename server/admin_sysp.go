@@ -1,0 +1,66 @@
+package server
+
+import (
+	"os"
+	"os/user"
+	"runtime"
+	"strings"
+)
+
+// adminSystemProperties answers system_properties (sysp). ZooKeeper lists its JVM's
+// system properties; zkraft has no JVM, so it lists what it has of them: the -D
+// properties it was started with (SERVER_JVMFLAGS and JVMFLAGS, those it reads and those
+// it ignores), and the process's facts under the names Java gives them (its
+// working directory, user, operating system and separators). A -D property of one of
+// those names wins, as it does in the JVM. Nothing Java-only (java.*, sun.*, jdk.*) is
+// made up.
+func (s *Server) adminSystemProperties() map[string]any {
+	out := map[string]any{
+		"file.encoding":  "UTF-8", // Go's strings and zkraft's files (Java 17's follows the locale)
+		"file.separator": string(os.PathSeparator),
+		"path.separator": string(os.PathListSeparator),
+		"line.separator": "\n",
+		"os.name":        javaOSName(runtime.GOOS),
+		"os.arch":        javaOSArch(runtime.GOARCH),
+	}
+	if release, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		out["os.version"] = strings.TrimSpace(string(release))
+	}
+	if dir, err := os.Getwd(); err == nil {
+		out["user.dir"] = dir
+	}
+	// Java takes the user's name and home from the password database, not $HOME.
+	if u, err := user.Current(); err == nil {
+		out["user.name"], out["user.home"] = u.Username, u.HomeDir
+	} else if home, err := os.UserHomeDir(); err == nil {
+		out["user.home"] = home
+	}
+	for k, v := range s.cfg.SystemProperties {
+		out[k] = v
+	}
+	return out
+}
+
+// javaOSName is os.name as Java reports it for Go's GOOS.
+func javaOSName(goos string) string {
+	switch goos {
+	case "linux":
+		return "Linux"
+	case "darwin":
+		return "Mac OS X"
+	case "freebsd":
+		return "FreeBSD"
+	}
+	return goos
+}
+
+// javaOSArch is os.arch as Java reports it for Go's GOARCH.
+func javaOSArch(goarch string) string {
+	switch goarch {
+	case "arm64":
+		return "aarch64"
+	case "386":
+		return "x86"
+	}
+	return goarch
+}
