@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -273,11 +274,7 @@ func TestAdminServerWithoutQuorumMatchesZooKeeper(t *testing.T) {
 func TestAdminEnvironmentIsEnvi(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	check := func(start func(ztest.Options) (*ztest.Server, error)) []string {
-		port := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, port := startAdmin(t, start, ztest.Options{})
 		defer s.Stop()
 		envi := map[string]string{}
 		for _, l := range strings.Split(strings.TrimSuffix(askFourLetter(t, s.Addr, "envi"), "\n"), "\n")[1:] {
@@ -325,11 +322,7 @@ func TestAdminEnvironmentIsEnvi(t *testing.T) {
 func TestAdminConnectionInfoMatchesZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	run := func(start func(ztest.Options) (*ztest.Server, error)) map[string]string {
-		port := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, port := startAdmin(t, start, ztest.Options{})
 		defer s.Stop()
 		c := dial(t, s.Addr)
 		c.connect(0, nil)
@@ -512,6 +505,19 @@ func TestAdminCommandURLMatchesZooKeeper(t *testing.T) {
 	}
 }
 
+// startAdmin starts a server with start and opts, its AdminServer on a free port of
+// 127.0.0.1 (adminConfig), and returns it and that port; the caller stops it.
+func startAdmin(t *testing.T, start func(ztest.Options) (*ztest.Server, error), opts ztest.Options) (*ztest.Server, int) {
+	t.Helper()
+	port := mustFreePort(t)
+	opts.Logf, opts.ExtraConfig = t.Logf, adminConfig(port)
+	s, err := start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, port
+}
+
 // adminConfig is the zoo.cfg of a server whose AdminServer listens on 127.0.0.1:port, with
 // the extra keys and values given in pairs.
 func adminConfig(port int, kv ...string) map[string]string {
@@ -531,11 +537,7 @@ func TestAdminTraceMaskMatchesZooKeeper(t *testing.T) {
 	steps := []string{"gtmk", "set_trace_mask", "stmk?traceMask=abc", "stmk?traceMask=", "stmk?traceMask=-1",
 		"get_trace_mask", "4lw gtmk", "set_trace_mask?traceMask=%2B255", "4lw gtmk", "stmk?traceMask=+1", "stmk?traceMask=306"}
 	run := func(start func(ztest.Options) (*ztest.Server, error)) ([]string, []string) {
-		port := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, port := startAdmin(t, start, ztest.Options{})
 		defer s.Stop()
 		var out []string
 		for _, step := range steps {
@@ -582,12 +584,7 @@ func TestAdminSystemPropertiesMatchZooKeeper(t *testing.T) {
 	keys := []string{"zkraft.test.probe", "zkraft.test.bare", "file.separator", "path.separator", "line.separator",
 		"os.name", "os.arch", "os.version", "user.dir", "user.home", "user.name"}
 	run := func(start func(ztest.Options) (*ztest.Server, error)) map[string]any {
-		port := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port),
-			JVMFlags: []string{"-Dzkraft.test.probe=a=b", "-Dzkraft.test.bare"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, port := startAdmin(t, start, ztest.Options{JVMFlags: []string{"-Dzkraft.test.probe=a=b", "-Dzkraft.test.bare"}})
 		defer s.Stop()
 		code, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/sysp", port))
 		m, _ := jsonKeys(t, body)
@@ -604,5 +601,35 @@ func TestAdminSystemPropertiesMatchZooKeeper(t *testing.T) {
 	}
 	if us["zkraft.test.probe"] != "a=b" || us["zkraft.test.bare"] != "" || us["os.name"] == nil {
 		t.Errorf("zkraft's properties: %v", us)
+	}
+}
+
+// The AdminServer's answers are written as ZooKeeper's Jackson writes them: the same
+// keys in the same order, `"key" : value`, the same nesting and empty forms, and no
+// newline at the end. Values are masked; their types and figures are compared by
+// TestAdminServerMatchesZooKeeper.
+func TestAdminJSONTextMatchesZooKeeper(t *testing.T) {
+	t.Parallel()
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	cmds := []string{"ruok", "stats", "srvr", "conf", "cons", "wchs", "isro", "gtmk", "dirs", "lsnp", "voting_view", "obsr", "nope"}
+	scalar := regexp.MustCompile(`" : ("(?:[^"\\]|\\.)*"|-?[0-9][0-9.E-]*|true|false|null)`)
+	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
+		s, port := startAdmin(t, start, ztest.Options{})
+		defer s.Stop()
+		var out []string
+		for _, c := range cmds {
+			_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/%s", port, c))
+			out = append(out, scalar.ReplaceAllString(body, `" : V`))
+		}
+		return out
+	}
+	zk, us := run(ztest.StartZooKeeper), run(ztest.StartZkraft)
+	for i, c := range cmds {
+		if zk[i] != us[i] {
+			t.Errorf("%s:\nzkraft\n%s\nZooKeeper\n%s", c, us[i], zk[i])
+		}
+	}
+	if want := "{\n  \"command\" : V,\n  \"error\" : V\n}"; us[0] != want || !strings.Contains(us[1], "\n  \"server_stats\" : {\n") {
+		t.Errorf("ruok and stats on zkraft:\n%q\n%s", us[0], us[1])
 	}
 }

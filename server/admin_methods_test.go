@@ -45,11 +45,7 @@ func TestAdminHTTPMethodsMatchZooKeeper(t *testing.T) {
 	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	run := func(start func(ztest.Options) (*ztest.Server, error)) []string {
-		port := mustFreePort(t)
-		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: adminConfig(port)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, port := startAdmin(t, start, ztest.Options{})
 		defer s.Stop()
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
 		var out []string

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -55,9 +54,7 @@ func (s *Server) serveAdminSnapshot(w http.ResponseWriter, r *http.Request) {
 	answer := func(status int, errText any) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"command": "snapshot", "error": errText})
+		w.Write(jacksonJSON(map[string]any{"command": "snapshot", "error": errText}))
 	}
 	if !s.serving() {
 		// As every command that needs the server (3.9's Commands.runCommand): 200.

@@ -92,7 +92,7 @@ func TestAdminSnapshotNeedsAuthentication(t *testing.T) {
 	}
 	s.adminSnap.last = s.adminSnap.last.Add(-s.cfg.AdminAuth.RateLimitInterval)
 	status, hdr, body = adminGet(t, url+"?streaming=false", "digest root:rootpw")
-	if status != 200 || hdr.Get("snapshot_size") == "" || !strings.Contains(string(body), `"command": "snapshot"`) {
+	if status != 200 || hdr.Get("snapshot_size") == "" || !strings.Contains(string(body), `"command" : "snapshot"`) {
 		t.Fatalf("super, streaming=false: %d %v %s", status, hdr, body)
 	}
 }
@@ -117,7 +117,7 @@ func TestAdminSnapshotWithoutQuorum(t *testing.T) {
 		}
 	}
 	status, _, body := adminGet(t, admin+"snapshot", "digest admin:secret")
-	if status != http.StatusOK || !strings.Contains(string(body), `"error": "`+notServing+`"`) {
+	if status != http.StatusOK || !strings.Contains(string(body), `"error" : "`+notServing+`"`) {
 		t.Fatalf("snapshot on a member without quorum: %d %s", status, body)
 	}
 }

@@ -116,7 +116,7 @@ func TestReadOnlyMemberServesReadOnlyClients(t *testing.T) {
 	admin := srv.adminHandler()
 	rec := httptest.NewRecorder()
 	admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/commands/is_read_only", nil))
-	if !strings.Contains(rec.Body.String(), `"read_only": true`) {
+	if !strings.Contains(rec.Body.String(), `"read_only" : true`) {
 		t.Errorf("is_read_only: %s", rec.Body)
 	}
 	rec = httptest.NewRecorder()
