@@ -100,7 +100,9 @@ var adminCommands = []adminCommand{
 	{[]string{"hash"}, func(s *Server, _ url.Values) map[string]any {
 		var d uint64
 		s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { d = t.Digest() })
-		return map[string]any{"digests": []any{map[string]any{"zxid": s.node.FSM.LastZxid(), "digest": d}}}
+		// ZooKeeper's digest is a Java long: the same bits, signed, so a Java client's
+		// parser reads it.
+		return map[string]any{"digests": []any{map[string]any{"zxid": s.node.FSM.LastZxid(), "digest": int64(d)}}}
 	}},
 	{[]string{"get_trace_mask", "gtmk"}, func(s *Server, _ url.Values) map[string]any {
 		return map[string]any{"tracemask": s.traceMask.Load()}
