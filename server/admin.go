@@ -36,13 +36,13 @@ func noArgs(run func(s *Server) map[string]any) func(*Server, url.Values) map[st
 // adminSetTraceMask sets the mask gtmk and stmk report (zkraft traces nothing by it) from
 // the traceMask parameter, answering as ZooKeeper's SetTraceMaskCommand without one.
 func (s *Server) adminSetTraceMask(args url.Values) map[string]any {
-	v, ok := args["traceMask"]
-	if !ok || len(v) == 0 {
+	if !args.Has("traceMask") {
 		return map[string]any{"error": "setTraceMask requires long traceMask argument"}
 	}
-	mask, err := strconv.ParseInt(v[0], 10, 64)
+	v := args.Get("traceMask")
+	mask, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return map[string]any{"error": "setTraceMask requires long traceMask argument, got " + v[0]}
+		return map[string]any{"error": "setTraceMask requires long traceMask argument, got " + v}
 	}
 	s.traceMask.Store(mask)
 	return map[string]any{"tracemask": mask}
@@ -50,8 +50,9 @@ func (s *Server) adminSetTraceMask(args url.Values) map[string]any {
 
 // needsServing: the command answers only while the server serves, as ZooKeeper's do
 // but those it registers as not needing its server (CommandBase's serverRequired false):
-// environment, zabstate, get_trace_mask, set_trace_mask and system_properties. monitor is one of those too, but 3.8 then fails it with a
-// NullPointerException (500); zkraft answers it as the others (docs/compatibility.md).
+// environment, zabstate, get_trace_mask, set_trace_mask and system_properties. monitor
+// is one of those too, but 3.8 then fails it with a NullPointerException (500); zkraft
+// answers it as the others (docs/compatibility.md).
 func (c adminCommand) needsServing() bool {
 	switch c.names[0] {
 	case "environment", "zabstate", "get_trace_mask", "set_trace_mask", "system_properties":
@@ -61,56 +62,56 @@ func (c adminCommand) needsServing() bool {
 }
 
 var adminCommands = []adminCommand{
-	{[]string{"ruok"}, func(s *Server, _ url.Values) map[string]any { return map[string]any{} }},
-	{[]string{"stats", "stat"}, func(s *Server, _ url.Values) map[string]any { return s.adminStats(true) }},
-	{[]string{"server_stats", "srvr"}, func(s *Server, _ url.Values) map[string]any { return s.adminStats(false) }},
-	{[]string{"monitor", "mntr"}, func(s *Server, _ url.Values) map[string]any { return s.adminMonitor() }},
+	{[]string{"ruok"}, noArgs(func(s *Server) map[string]any { return map[string]any{} })},
+	{[]string{"stats", "stat"}, noArgs(func(s *Server) map[string]any { return s.adminStats(true) })},
+	{[]string{"server_stats", "srvr"}, noArgs(func(s *Server) map[string]any { return s.adminStats(false) })},
+	{[]string{"monitor", "mntr"}, noArgs(func(s *Server) map[string]any { return s.adminMonitor() })},
 	{[]string{"configuration", "conf", "config"}, noArgs((*Server).adminConf)},
-	{[]string{"connections", "cons"}, func(s *Server, _ url.Values) map[string]any {
+	{[]string{"connections", "cons"}, noArgs(func(s *Server) map[string]any {
 		conns := s.connFacts()
 		return map[string]any{"connections": adminConns(conns, false, false), "secure_connections": adminConns(conns, true, false)}
-	}},
+	})},
 	{[]string{"environment", "envi", "env"}, noArgs((*Server).adminEnvi)},
-	{[]string{"is_read_only", "isro"}, func(s *Server, _ url.Values) map[string]any { return map[string]any{"read_only": s.isReadOnly()} }},
+	{[]string{"is_read_only", "isro"}, noArgs(func(s *Server) map[string]any { return map[string]any{"read_only": s.isReadOnly()} })},
 	{[]string{"dump"}, noArgs((*Server).adminDump)},
-	{[]string{"watch_summary", "wchs"}, func(s *Server, _ url.Values) map[string]any {
+	{[]string{"watch_summary", "wchs"}, noArgs(func(s *Server) map[string]any {
 		w := s.watchSummary()
 		return map[string]any{"num_connections": w.connections, "num_paths": w.paths, "num_total_watches": w.watches}
-	}},
+	})},
 	{[]string{"watches", "wchc"}, noArgs((*Server).adminWatches)},
 	{[]string{"watches_by_path", "wchp"}, noArgs((*Server).adminWatchesByPath)},
-	{[]string{"dirs"}, func(s *Server, _ url.Values) map[string]any {
+	{[]string{"dirs"}, noArgs(func(s *Server) map[string]any {
 		f := s.dirFacts()
 		return map[string]any{"datadir_size": f.dataSize, "logdir_size": f.logSize}
-	}},
+	})},
 	{[]string{"leader", "lead"}, noArgs((*Server).adminLeader)},
 	{[]string{"voting_view"}, noArgs((*Server).adminVotingView)},
-	{[]string{"observers", "obsr"}, func(s *Server, _ url.Values) map[string]any {
+	{[]string{"observers", "obsr"}, noArgs(func(s *Server) map[string]any {
 		_, _, observers := s.node.Learners()
 		return map[string]any{"synced_observers": observers, "observers": []any{}}
-	}},
+	})},
 	// zkraft keeps no per-observer connection figures (observers lists none): nothing
 	// to reset, and ZooKeeper answers this with no keys of its own.
-	{[]string{"observer_connection_stat_reset", "orst"}, func(s *Server, _ url.Values) map[string]any { return map[string]any{} }},
+	{[]string{"observer_connection_stat_reset", "orst"}, noArgs(func(s *Server) map[string]any { return map[string]any{} })},
 	{[]string{"last_snapshot", "lsnp"}, noArgs((*Server).adminLastSnapshot)},
-	{[]string{"initial_configuration", "icfg"}, func(s *Server, _ url.Values) map[string]any {
+	{[]string{"initial_configuration", "icfg"}, noArgs(func(s *Server) map[string]any {
 		return map[string]any{"initial_configuration": s.cfg.InitialConfiguration}
-	}},
+	})},
 	{[]string{"zabstate"}, noArgs((*Server).adminZabState)},
-	{[]string{"hash"}, func(s *Server, _ url.Values) map[string]any {
+	{[]string{"hash"}, noArgs(func(s *Server) map[string]any {
 		var d uint64
 		s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) { d = t.Digest() })
 		// ZooKeeper's digest is a Java long: the same bits, signed, so a Java client's
 		// parser reads it.
 		return map[string]any{"digests": []any{map[string]any{"zxid": s.node.FSM.LastZxid(), "digest": int64(d)}}}
-	}},
-	{[]string{"get_trace_mask", "gtmk"}, func(s *Server, _ url.Values) map[string]any {
+	})},
+	{[]string{"get_trace_mask", "gtmk"}, noArgs(func(s *Server) map[string]any {
 		return map[string]any{"tracemask": s.traceMask.Load()}
-	}},
+	})},
 	{[]string{"set_trace_mask", "stmk"}, (*Server).adminSetTraceMask},
 	{[]string{"system_properties", "sysp"}, noArgs((*Server).adminSystemProperties)},
-	{[]string{"stat_reset", "srst"}, func(s *Server, _ url.Values) map[string]any { s.resetStats(); return map[string]any{} }},
-	{[]string{"connection_stat_reset", "crst"}, func(s *Server, _ url.Values) map[string]any { s.resetConnStats(); return map[string]any{} }},
+	{[]string{"stat_reset", "srst"}, noArgs(func(s *Server) map[string]any { s.resetStats(); return map[string]any{} })},
+	{[]string{"connection_stat_reset", "crst"}, noArgs(func(s *Server) map[string]any { s.resetConnStats(); return map[string]any{} })},
 }
 
 func (s *Server) adminHandler() http.Handler {
@@ -147,8 +148,8 @@ func (s *Server) adminHandler() http.Handler {
 			return
 		}
 		cmd, ok := byName[name]
-		w.Header().Set("Content-Type", "application/json")
 		var out map[string]any
+		ownError := false
 		switch {
 		// Both answers are 200 and name the command as asked (Commands.runCommand; 3.9
 		// keeps the 200s "to keep the current behavior of existing commands").
@@ -159,11 +160,11 @@ func (s *Server) adminHandler() http.Handler {
 		default:
 			out = cmd.run(s, r.URL.Query())
 			out["command"] = cmd.names[0]
-			if _, set := out["error"]; !set {
+			if _, ownError = out["error"]; !ownError {
 				out["error"] = nil
 			}
 		}
-		w.Write(jacksonJSON(out))
+		writeAdminJSON(w, jacksonJSON(out, ownError))
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {

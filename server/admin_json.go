@@ -2,9 +2,9 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -15,9 +15,12 @@ import (
 // (Jackson's default pretty printer): `"key" : value`, two spaces of indent per object,
 // arrays on one line (`[ 1, 2 ]`, `[ {` for objects), `{ }` and `[ ]` when empty,
 // doubles as Java prints them (`0.0`), and no newline at the end, so a probe that looks
-// for `"error" : null` finds it. The keys come in ZooKeeper's order (jacksonOrder); its
-// CommandResponse puts "command" and "error" after the answer's own.
-func jacksonJSON(out map[string]any) []byte {
+// for `"error" : null` finds it. The keys come in ZooKeeper's order (jacksonOrder). Its
+// CommandResponse.toMap puts the answer's own keys first, then "command", then "error";
+// an answer whose command set "error" itself (ownError) keeps it among its own keys, so
+// it comes before "command" (set_trace_mask without a mask, leader on a standalone
+// server).
+func jacksonJSON(out map[string]any, ownError bool) []byte {
 	name, _ := out["command"].(string)
 	keys := make([]string, 0, len(out))
 	for k := range out {
@@ -26,7 +29,11 @@ func jacksonJSON(out map[string]any) []byte {
 		}
 	}
 	keys = jacksonKeys(keys, jacksonOrder["command:"+name])
-	for _, k := range []string{"command", "error"} {
+	last := []string{"command", "error"}
+	if ownError {
+		last = []string{"error", "command"}
+	}
+	for _, k := range last {
 		if _, ok := out[k]; ok {
 			keys = append(keys, k)
 		}
@@ -36,12 +43,25 @@ func jacksonJSON(out map[string]any) []byte {
 	return b.Bytes()
 }
 
+// writeAdminJSON answers with body, its length given (as Jetty gives it, for HEAD too,
+// where Go would send a long body chunked).
+func writeAdminJSON(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
+}
+
 // jacksonOrder is the order of ZooKeeper 3.8.0's keys (read off its AdminServer): an
 // answer's own keys by "command:" and its name, a nested object's (or the objects of an
-// array's) by the key it sits under. Keys it does not list follow, sorted.
+// array's) by the key it sits under, wherever that key is. Keys it does not list follow,
+// sorted. server_stats is a Java object that Jackson writes field by field, in an order
+// Java's reflection does not fix (it varies between runs of 3.8.0 and between a leader
+// and a standalone server); its order here is the one a standalone 3.8.0 printed most.
 var jacksonOrder = map[string][]string{
-	"command:stats":        {"version", "read_only", "server_stats", "client_response", "node_count", "connections", "secure_connections"},
-	"command:server_stats": {"version", "read_only", "server_stats", "client_response", "node_count"},
+	"command:stats": {"version", "read_only", "server_stats", "client_response", "proposal_stats", "node_count",
+		"connections", "secure_connections"},
+	"command:server_stats": {"version", "read_only", "server_stats", "client_response", "proposal_stats", "node_count"},
+	"proposal_stats":       {"last_buffer_size", "min_buffer_size", "max_buffer_size"},
 	"server_stats": {"packets_sent", "packets_received", "fsync_threshold_exceed_count", "client_response_stats",
 		"data_dir_size", "log_dir_size", "provider_null", "server_state", "last_processed_zxid", "outstanding_requests",
 		"avg_latency", "max_latency", "min_latency", "num_alive_client_connections", "auth_failed_count",
@@ -71,6 +91,10 @@ var jacksonOrder = map[string][]string{
 	"command:dirs":          {"datadir_size", "logdir_size"},
 	"command:last_snapshot": {"zxid", "timestamp"},
 	"command:observers":     {"synced_observers", "observers"},
+	"command:zabstate": {"myid", "is_leader", "quorum_address", "election_address", "client_address", "voting",
+		"last_zxid", "zab_epoch", "zab_counter", "zabstate"},
+	"digests":        {"zxid", "digest_version", "digest"},
+	"current_config": {"server_addresses", "election_addresses", "client_address", "learner_type"},
 }
 
 // connectionOrder is the order of a connection's keys in cons and stat.
@@ -95,6 +119,8 @@ func jacksonKeys(keys, order []string) []string {
 	return keys
 }
 
+// writeJacksonObject writes an object of keys, in that order, with their values, at
+// nesting level (its members indented one level more).
 func writeJacksonObject(b *bytes.Buffer, keys []string, value func(string) reflect.Value, level int) {
 	if len(keys) == 0 {
 		b.WriteString("{ }")
@@ -128,15 +154,30 @@ func writeJacksonValue(b *bytes.Buffer, v reflect.Value, level int, name string)
 	}
 	switch v.Kind() {
 	case reflect.Map:
-		if v.Type().Key().Kind() != reflect.String {
-			break
+		if v.IsNil() {
+			b.WriteString("null")
+			return
 		}
-		keys := make([]string, 0, v.Len())
+		// Keys as Jackson writes a Map's: strings as they are, integers in decimal.
+		byText := map[string]reflect.Value{}
 		for _, k := range v.MapKeys() {
-			keys = append(keys, k.String())
+			switch k.Kind() {
+			case reflect.String:
+				byText[k.String()] = k
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				byText[strconv.FormatInt(k.Int(), 10)] = k
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				byText[strconv.FormatUint(k.Uint(), 10)] = k
+			default:
+				panic(fmt.Sprintf("admin JSON: a map keyed by %s", k.Type()))
+			}
+		}
+		keys := make([]string, 0, len(byText))
+		for k := range byText {
+			keys = append(keys, k)
 		}
 		writeJacksonObject(b, jacksonKeys(keys, jacksonOrder[name]), func(k string) reflect.Value {
-			return v.MapIndex(reflect.ValueOf(k).Convert(v.Type().Key()))
+			return v.MapIndex(byText[k])
 		}, level)
 		return
 	case reflect.Slice, reflect.Array:
@@ -173,12 +214,9 @@ func writeJacksonValue(b *bytes.Buffer, v reflect.Value, level int, name string)
 		b.WriteString(javaDoubleText(v.Float()))
 		return
 	}
-	// Anything else as Go's encoder writes it (none of the answers has one now).
-	out, err := json.Marshal(v.Interface())
-	if err != nil {
-		out = []byte("null")
-	}
-	b.Write(out)
+	// No answer holds anything else (a struct, a channel): a new one must be written
+	// out as maps, slices and scalars, and a test that runs every command finds it.
+	panic(fmt.Sprintf("admin JSON: no form for a %s", v.Type()))
 }
 
 // writeJacksonString writes s as a JSON string as Jackson does: quotes, backslashes and
@@ -210,12 +248,17 @@ func writeJacksonString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 }
 
-// javaDoubleText is Java's Double.toString: "0.0", "1.5", and from 10^7 up or below
-// 10^-3 "1.0E7", "5.0E-4". Not finite: null (Jackson would write NaN, which is not JSON).
+// javaDoubleText is a double as Jackson writes it: Java's Double.toString, "0.0", "1.5",
+// and from 10^7 up or below 10^-3 "1.0E7", "5.0E-4"; not finite, as a quoted string
+// ("NaN", "Infinity", "-Infinity"), as Jackson's default QUOTE_NON_NUMERIC_NUMBERS has it.
 func javaDoubleText(f float64) string {
 	switch {
-	case math.IsNaN(f) || math.IsInf(f, 0):
-		return "null"
+	case math.IsNaN(f):
+		return `"NaN"`
+	case math.IsInf(f, 1):
+		return `"Infinity"`
+	case math.IsInf(f, -1):
+		return `"-Infinity"`
 	case f == 0:
 		if math.Signbit(f) {
 			return "-0.0"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -78,11 +77,9 @@ func TestAdminHTTPMethodsMatchZooKeeper(t *testing.T) {
 // /metrics serves GET, HEAD and POST (Prometheus' servlet answers POST as GET; zkraft's
 // POST /debug/gc is on this listener too) and refuses TRACE as ZooKeeper 3.8.5 and 3.9 do.
 func TestMetricsHTTPMethods(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "znode_count 1") })
-	srv := httptest.NewServer(jettyMethods(mux, http.MethodPost))
-	defer srv.Close()
-	addr := strings.TrimPrefix(srv.URL, "http://")
+	port := mustFreePort(t)
+	startServer(t, func(c *Config) { c.MetricsHost, c.MetricsPort = "127.0.0.1", port })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	for _, c := range []struct {
 		method string
 		code   int

@@ -53,8 +53,10 @@ type adminSnapshot struct {
 func (s *Server) serveAdminSnapshot(w http.ResponseWriter, r *http.Request) {
 	answer := func(status int, errText any) {
 		w.Header().Set("Content-Type", "application/json")
+		body := jacksonJSON(map[string]any{"command": "snapshot", "error": errText}, false)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(status)
-		w.Write(jacksonJSON(map[string]any{"command": "snapshot", "error": errText}))
+		w.Write(body)
 	}
 	if !s.serving() {
 		// As every command that needs the server (3.9's Commands.runCommand): 200.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/user"
 	"runtime"
+	"strconv"
 	"strings"
 )
 
@@ -12,8 +13,8 @@ import (
 // properties it was started with (SERVER_JVMFLAGS and JVMFLAGS, those it reads and those
 // it ignores), and the process's facts under the names Java gives them (its
 // working directory, user, operating system and separators). A -D property of one of
-// those names wins, as it does in the JVM. Nothing Java-only (java.*, sun.*, jdk.*) is
-// made up.
+// those names wins, as it does in the JVM; the values of secret ones are hidden
+// (secretProperty). Nothing Java-only (java.*, sun.*, jdk.*) is made up.
 func (s *Server) adminSystemProperties() map[string]any {
 	out := map[string]any{
 		"file.encoding":  "UTF-8", // Go's strings and zkraft's files (Java 17's follows the locale)
@@ -29,16 +30,27 @@ func (s *Server) adminSystemProperties() map[string]any {
 	if dir, err := os.Getwd(); err == nil {
 		out["user.dir"] = dir
 	}
-	// Java takes the user's name and home from the password database, not $HOME.
-	if u, err := user.Current(); err == nil {
+	// Java takes the user's name and home from the password database ("?" for a uid it
+	// lacks), never from $USER or $HOME as Go's user.Current may.
+	out["user.name"], out["user.home"] = "?", "?"
+	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil {
 		out["user.name"], out["user.home"] = u.Username, u.HomeDir
-	} else if home, err := os.UserHomeDir(); err == nil {
-		out["user.home"] = home
 	}
 	for k, v := range s.cfg.SystemProperties {
+		if secretProperty(k) {
+			v = "********"
+		}
 		out[k] = v
 	}
 	return out
+}
+
+// secretProperty is a property whose value system_properties hides: a password (key and
+// trust stores, SASL) or the super user's digest. ZooKeeper 3.8 shows them to anyone who
+// reaches its AdminServer; zkraft shows that they are set.
+func secretProperty(name string) bool {
+	lower := strings.ToLower(name)
+	return strings.Contains(lower, "password") || strings.Contains(lower, "superdigest")
 }
 
 // javaOSName is os.name as Java reports it for Go's GOOS.

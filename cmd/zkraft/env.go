@@ -62,40 +62,44 @@ var zooCfgProperties = map[string]string{
 // warnings. Options that are not -D (heap size, GC) mean nothing to zkraft.
 func jvmFlagsConfig(getenv func(string) string) (text string, warnings []string) {
 	var b strings.Builder
-	for _, env := range []string{"SERVER_JVMFLAGS", "JVMFLAGS"} {
-		for _, f := range strings.Fields(getenv(env)) {
-			prop, ok := strings.CutPrefix(f, "-D")
-			if !ok {
-				continue
-			}
-			name, value, _ := strings.Cut(prop, "=")
-			if key, ok := zooCfgProperties[name]; ok {
-				fmt.Fprintf(&b, "%s=%s\n", key, value)
-				continue
-			}
-			if !systemProperties[name] && !strings.HasPrefix(name, "zookeeper.ssl.quorum.") && !tlsSystemProperty(name) && !isSASLProperty(name) {
-				warnings = append(warnings, fmt.Sprintf("%s: -D%s is not a system property zkraft reads and is ignored", env, name))
-				continue
-			}
-			fmt.Fprintf(&b, "%s=%s\n", name, value)
+	eachJVMProperty(getenv, func(env, name, value string) {
+		if key, ok := zooCfgProperties[name]; ok {
+			fmt.Fprintf(&b, "%s=%s\n", key, value)
+			return
 		}
-	}
+		if !systemProperties[name] && !strings.HasPrefix(name, "zookeeper.ssl.quorum.") && !tlsSystemProperty(name) && !isSASLProperty(name) {
+			warnings = append(warnings, fmt.Sprintf("%s: -D%s is not a system property zkraft reads and is ignored", env, name))
+			return
+		}
+		fmt.Fprintf(&b, "%s=%s\n", name, value)
+	})
 	return b.String(), warnings
 }
 
-// jvmSystemProperties are all the -D properties of SERVER_JVMFLAGS and JVMFLAGS, those
-// zkraft reads and those it ignores, as the JVM would hold them (a later one wins; one
-// without a value is empty): the AdminServer's system_properties lists them.
-func jvmSystemProperties(getenv func(string) string) map[string]string {
-	props := map[string]string{}
+// eachJVMProperty calls f with every -D property of SERVER_JVMFLAGS, then of JVMFLAGS,
+// in order (a later one wins in the JVM): its variable, name and value (empty without
+// "=").
+func eachJVMProperty(getenv func(string) string, f func(env, name, value string)) {
 	for _, env := range []string{"SERVER_JVMFLAGS", "JVMFLAGS"} {
-		for _, f := range strings.Fields(getenv(env)) {
-			if prop, ok := strings.CutPrefix(f, "-D"); ok && prop != "" {
+		for _, flag := range strings.Fields(getenv(env)) {
+			if prop, ok := strings.CutPrefix(flag, "-D"); ok {
 				name, value, _ := strings.Cut(prop, "=")
-				props[name] = value
+				f(env, name, value)
 			}
 		}
 	}
+}
+
+// jvmSystemProperties are all the -D properties of SERVER_JVMFLAGS and JVMFLAGS, those
+// zkraft reads and those it ignores, as the JVM would hold them: the AdminServer's
+// system_properties lists them. A -D without a name is none.
+func jvmSystemProperties(getenv func(string) string) map[string]string {
+	props := map[string]string{}
+	eachJVMProperty(getenv, func(_, name, value string) {
+		if name != "" {
+			props[name] = value
+		}
+	})
 	return props
 }
 
