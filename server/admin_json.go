@@ -61,13 +61,13 @@ var jacksonOrder = map[string][]string{
 	"command:stats": {"version", "read_only", "server_stats", "client_response", "proposal_stats", "node_count",
 		"connections", "secure_connections"},
 	"command:server_stats": {"version", "read_only", "server_stats", "client_response", "proposal_stats", "node_count"},
-	"proposal_stats":       {"last_buffer_size", "min_buffer_size", "max_buffer_size"},
+	"proposal_stats":       bufferStatsOrder,
 	"server_stats": {"packets_sent", "packets_received", "fsync_threshold_exceed_count", "client_response_stats",
 		"data_dir_size", "log_dir_size", "provider_null", "server_state", "last_processed_zxid", "outstanding_requests",
 		"avg_latency", "max_latency", "min_latency", "num_alive_client_connections", "auth_failed_count",
 		"non_mtlsremote_conn_count", "non_mtlslocal_conn_count", "uptime"},
-	"client_response_stats": {"last_buffer_size", "min_buffer_size", "max_buffer_size"},
-	"client_response":       {"last_buffer_size", "min_buffer_size", "max_buffer_size"},
+	"client_response_stats": bufferStatsOrder,
+	"client_response":       bufferStatsOrder,
 	"connections":           connectionOrder,
 	"secure_connections":    connectionOrder,
 	"command:monitor": {"version", "server_state", "ephemerals_count", "num_alive_connections", "avg_latency",
@@ -96,6 +96,9 @@ var jacksonOrder = map[string][]string{
 	"digests":        {"zxid", "digest_version", "digest"},
 	"current_config": {"server_addresses", "election_addresses", "client_address", "learner_type"},
 }
+
+// bufferStatsOrder is the order of a BufferStats' keys (client_response, proposal_stats).
+var bufferStatsOrder = []string{"last_buffer_size", "min_buffer_size", "max_buffer_size"}
 
 // connectionOrder is the order of a connection's keys in cons and stat.
 var connectionOrder = []string{"remote_socket_address", "interest_ops", "outstanding_requests", "packets_received",
