@@ -11,8 +11,8 @@ import (
 // adminSystemProperties answers system_properties (sysp). ZooKeeper lists its JVM's
 // system properties; zkraft has no JVM, so it lists what it has of them: the -D
 // properties it was started with (SERVER_JVMFLAGS and JVMFLAGS, those it reads and those
-// it ignores), and the process's facts under the names Java gives them (its
-// working directory, user, operating system and separators). A -D property of one of
+// it ignores), and the process's facts under the names Java gives them (processFacts,
+// and the separators). A -D property of one of
 // those names wins, as it does in the JVM; the values of secret ones are hidden
 // (secretProperty). Nothing Java-only (java.*, sun.*, jdk.*) is made up.
 func (s *Server) adminSystemProperties() map[string]any {
@@ -21,20 +21,9 @@ func (s *Server) adminSystemProperties() map[string]any {
 		"file.separator": string(os.PathSeparator),
 		"path.separator": string(os.PathListSeparator),
 		"line.separator": "\n",
-		"os.name":        javaOSName(runtime.GOOS),
-		"os.arch":        javaOSArch(runtime.GOARCH),
 	}
-	if release, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		out["os.version"] = strings.TrimSpace(string(release))
-	}
-	if dir, err := os.Getwd(); err == nil {
-		out["user.dir"] = dir
-	}
-	// Java takes the user's name and home from the password database ("?" for a uid it
-	// lacks), never from $USER or $HOME as Go's user.Current may.
-	out["user.name"], out["user.home"] = "?", "?"
-	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil {
-		out["user.name"], out["user.home"] = u.Username, u.HomeDir
+	for _, kv := range processFacts() {
+		out[kv[0]] = kv[1]
 	}
 	for k, v := range s.cfg.SystemProperties {
 		if secretProperty(k) {
@@ -43,6 +32,28 @@ func (s *Server) adminSystemProperties() map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// processFacts are the process's operating system, user and working directory under the
+// names and with the values Java's system properties give them, in the order of
+// ZooKeeper's Environment.list (envi): envi, the AdminServer's environment and
+// system_properties all show these.
+func processFacts() [][2]string {
+	facts := [][2]string{{"os.name", javaOSName(runtime.GOOS)}, {"os.arch", javaOSArch(runtime.GOARCH)}}
+	if release, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		facts = append(facts, [2]string{"os.version", strings.TrimSpace(string(release))})
+	}
+	// Java takes the user's name and home from the password database ("?" for a uid it
+	// lacks), never from $USER or $HOME as Go's user.Current may.
+	name, home := "?", "?"
+	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil {
+		name, home = u.Username, u.HomeDir
+	}
+	facts = append(facts, [2]string{"user.name", name}, [2]string{"user.home", home})
+	if dir, err := os.Getwd(); err == nil {
+		facts = append(facts, [2]string{"user.dir", dir})
+	}
+	return facts
 }
 
 // secretProperty is a property whose value system_properties hides: a password (key and

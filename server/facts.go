@@ -268,21 +268,16 @@ func (s *Server) dumpFacts() dumpFacts {
 // key=value lines, the AdminServer's environment as JSON strings.
 func environment() [][2]string {
 	host, _ := os.Hostname()
-	wd, _ := os.Getwd()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	mb := func(n uint64) string { return strconv.FormatUint(n>>20, 10) + "MB" }
-	return [][2]string{
-		{"zookeeper.version", fullVersion()},
-		{"host.name", host},
-		{"go.version", runtime.Version()},
-		{"os.name", runtime.GOOS},
-		{"os.arch", runtime.GOARCH},
-		{"user.dir", wd},
+	env := [][2]string{{"zookeeper.version", fullVersion()}, {"host.name", host}, {"go.version", runtime.Version()}}
+	env = append(env, processFacts()...)
+	return append(env, [][2]string{
 		{"os.memory.free", mb(ms.HeapIdle)},
 		{"os.memory.max", mb(ms.Sys)},
 		{"os.memory.total", mb(ms.HeapSys)},
-	}
+	}...)
 }
 
 // metric is one of mntr's values, named as ZooKeeper names it (without zk_).

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,6 +96,19 @@ func TestFourLetterWordsMatchZooKeeper(t *testing.T) {
 		if !zkEnv[k] || !usEnv[k] {
 			t.Errorf("envi key %s: zookeeper %v, zkraft %v", k, zkEnv[k], usEnv[k])
 		}
+	}
+	// The process's facts have Java's names and values, in ZooKeeper's order.
+	facts := func(envi string) []string {
+		var out []string
+		for _, l := range strings.Split(envi, "\n") {
+			if k, _, _ := strings.Cut(l, "="); slices.Contains([]string{"os.name", "os.arch", "os.version", "user.name", "user.home", "user.dir"}, k) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	if zf, uf := facts(zk["envi"]), facts(us["envi"]); !slices.Equal(zf, uf) || len(uf) != 6 {
+		t.Errorf("envi's process facts:\nzookeeper %q\nzkraft    %q", zf, uf)
 	}
 	if !regexp.MustCompile(`(?m)^zookeeper\.version=\d+\.\d+\.\d+-`).MatchString(us["envi"]) {
 		t.Errorf("envi version line not in ZooKeeper's form: %q", us["envi"])
