@@ -429,28 +429,41 @@ func (s *Server) adminLastSnapshot() map[string]any {
 	return map[string]any{"zxid": fmt.Sprintf("%x", zxid), "timestamp": written.Unix()}
 }
 
-// startAdmin starts the admin and metrics listeners the config asks for.
+// adminReadHeaderTimeout bounds the wait for a request's headers on the admin and
+// metrics listeners (and for an HTTPS connection's first byte and handshake).
+const adminReadHeaderTimeout = 5 * time.Second
+
+// startAdmin starts the admin and metrics listeners the config asks for; one that
+// cannot start does not keep the other from starting.
 func (s *Server) startAdmin() error {
-	serve := func(addr string, h http.Handler) (*http.Server, error) {
+	// serve listens at addr, through wrap when it is not nil (it closes ln on error).
+	serve := func(addr string, h http.Handler, wrap func(net.Listener) (net.Listener, error)) error {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		if wrap != nil {
+			if ln, err = wrap(ln); err != nil {
+				return err
+			}
+		}
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: adminReadHeaderTimeout}
 		go func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.log.Warn("http listener stopped", "addr", addr, "err", err)
 			}
 		}()
-		return hs, nil
+		s.https = append(s.https, hs)
+		return nil
 	}
+	var errs []error
 	if s.cfg.AdminEnabled {
 		addr := net.JoinHostPort(s.cfg.AdminHost, strconv.Itoa(s.cfg.AdminPort))
-		hs, err := serve(addr, s.adminHandler())
-		if err != nil {
-			return fmt.Errorf("admin server on %s: %w", addr, err)
+		if err := serve(addr, withSTS(s.adminHandler()), s.adminListener); err != nil {
+			errs = append(errs, fmt.Errorf("admin server on %s: %w", addr, err))
+		} else {
+			s.log.Info("admin server listening", "addr", addr, "scheme", s.cfg.AdminTLS.scheme())
 		}
-		s.https = append(s.https, hs)
 	}
 	if s.cfg.MetricsPort != 0 {
 		addr := net.JoinHostPort(s.cfg.MetricsHost, strconv.Itoa(s.cfg.MetricsPort))
@@ -459,11 +472,9 @@ func (s *Server) startAdmin() error {
 		if s.cfg.DebugGCEndpoint {
 			mux.HandleFunc("/debug/gc", serveDebugGC)
 		}
-		hs, err := serve(addr, jettyMethods(mux, http.MethodPost))
-		if err != nil {
-			return fmt.Errorf("metrics on %s: %w", addr, err)
+		if err := serve(addr, jettyMethods(mux, http.MethodPost), nil); err != nil {
+			errs = append(errs, fmt.Errorf("metrics on %s: %w", addr, err))
 		}
-		s.https = append(s.https, hs)
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -90,8 +90,11 @@ type Config struct {
 	AdminHost       string
 	AdminPort       int
 	AdminCommandURL string
-	MetricsHost     string
-	MetricsPort     int
+	// AdminTLS (admin.forceHttps, admin.portUnification, admin.needClientAuth) serves
+	// the AdminServer over HTTPS with the ssl.quorum.* stores (admin_tls.go).
+	AdminTLS    AdminTLS
+	MetricsHost string
+	MetricsPort int
 	// DebugGCEndpoint (zkraft.debug.gcEndpoint) adds POST /debug/gc to the metrics
 	// listener: a full collection, for benchmarks that read go_heap_live_bytes. Off by
 	// default; not for production (anyone who reaches the port can stall the server).

@@ -30,29 +30,46 @@ func compareSecure(t *testing.T, servers map[string][2]string, steps func(secure
 func startTLSServers(t *testing.T, f *tlsFiles, extra map[string]string, mods ...func(*ztest.Options)) map[string][2]string {
 	t.Helper()
 	requireClient(t, "ZooKeeper 3.8, java and kazoo", ztest.Available() == nil)
-	type started struct {
-		name   string
-		s      *ztest.Server
-		secure string
-		err    error
-	}
-	starts := map[string]func(ztest.Options) (*ztest.Server, error){"zookeeper": ztest.StartZooKeeper, "zkraft": ztest.StartZkraft}
-	results := make(chan started, len(starts))
-	for name, start := range starts {
+	secure := map[string]int{}
+	servers := startBoth(t, func(name string) ztest.Options {
 		port, err := ztest.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}
+		secure[name] = port
 		opts := f.serverOptions(t, port, extra)
 		for _, mod := range mods {
 			mod(&opts)
 		}
+		return opts
+	})
+	out := map[string][2]string{}
+	for name, s := range servers {
+		out[name] = [2]string{s.Addr, fmt.Sprintf("127.0.0.1:%d", secure[name])}
+	}
+	return out
+}
+
+// startBoth starts ZooKeeper and zkraft side by side, each with the options opts gives
+// for its name ("zookeeper", "zkraft"), and stops them when the test ends; a server
+// that does not start fails the test.
+func startBoth(t *testing.T, opts func(name string) ztest.Options) map[string]*ztest.Server {
+	t.Helper()
+	type started struct {
+		name string
+		s    *ztest.Server
+		err  error
+	}
+	starts := map[string]func(ztest.Options) (*ztest.Server, error){"zookeeper": ztest.StartZooKeeper, "zkraft": ztest.StartZkraft}
+	results := make(chan started, len(starts))
+	for name, start := range starts {
+		o := opts(name)
 		go func() {
-			s, err := start(opts)
-			results <- started{name, s, fmt.Sprintf("127.0.0.1:%d", port), err}
+			s, err := start(o)
+			results <- started{name, s, err}
 		}()
 	}
-	out := map[string][2]string{}
+	out := map[string]*ztest.Server{}
 	var failed []string
 	for range starts {
 		r := <-results
@@ -61,7 +78,7 @@ func startTLSServers(t *testing.T, f *tlsFiles, extra map[string]string, mods ..
 			continue
 		}
 		t.Cleanup(func() { r.s.Stop() })
-		out[r.name] = [2]string{r.s.Addr, r.secure}
+		out[r.name] = r.s
 	}
 	if len(failed) > 0 {
 		t.Fatal(strings.Join(failed, "\n"))

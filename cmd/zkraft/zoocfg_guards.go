@@ -6,7 +6,7 @@ import (
 	"github.com/zkraft/zkraft/server"
 )
 
-// guardKeys are ZooKeeper's request throttle and admin command settings. ZooKeeper
+// guardKeys are ZooKeeper's request throttle and AdminServer settings. ZooKeeper
 // reads them as system properties (zookeeper.<key>); a zoo.cfg key it does not know
 // becomes the system property zookeeper.<key>, so both spellings work in zoo.cfg, and
 // the prefixed one in JVMFLAGS.
@@ -19,6 +19,10 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 	"throttled_op_wait_time":         msKey(func(c *server.Config, d time.Duration) { c.Throttle.ThrottledOpWaitTime = d }),
 	"admin.snapshot.enabled":         propertyBool(func(c *server.Config, b bool) { c.AdminAuth.SnapshotEnabled = b }),
 	"admin.rateLimiterIntervalInMS":  msKey(func(c *server.Config, d time.Duration) { c.AdminAuth.RateLimitInterval = d }),
+	// The AdminServer's HTTPS, with the ssl.quorum.* stores (server/admin_tls.go).
+	"admin.forceHttps":      propertyBool(func(c *server.Config, b bool) { c.AdminTLS.ForceHTTPS = b }),
+	"admin.portUnification": propertyBool(func(c *server.Config, b bool) { c.AdminTLS.PortUnification = b }),
+	"admin.needClientAuth":  propertyBool(func(c *server.Config, b bool) { c.AdminTLS.NeedClientAuth = b }),
 	// The throttle drains at once when zkraft stops; there is nothing to wait for.
 	"request_throttler.shutdownTimeout": func(*server.Config, string) error { return nil },
 }

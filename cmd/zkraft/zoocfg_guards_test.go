@@ -12,21 +12,25 @@ import (
 
 // The request throttle is set as ZooKeeper's users set it: system properties in
 // JVMFLAGS, or zoo.cfg keys with or without the zookeeper. prefix.
-func TestRequestThrottleSettings(t *testing.T) {
-	load := func(env map[string]string, cfgText string) server.Config {
-		t.Helper()
-		path := filepath.Join(t.TempDir(), "zoo.cfg")
-		os.WriteFile(path, []byte(cfgText), 0o644)
-		var flags server.Config
-		cfg, warnings, err := loadConfig(newStartCommand(), path, envOf(env), &flags, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(warnings) > 0 {
-			t.Fatalf("warnings %q", warnings)
-		}
-		return cfg
+// loadQuietly loads a zoo.cfg of cfgText with the environment env as the start command
+// does, and fails the test on an error or a warning.
+func loadQuietly(t *testing.T, env map[string]string, cfgText string) server.Config {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "zoo.cfg")
+	os.WriteFile(path, []byte(cfgText), 0o644)
+	var flags server.Config
+	cfg, warnings, err := loadConfig(newStartCommand(), path, envOf(env), &flags, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(warnings) > 0 {
+		t.Fatalf("warnings %q", warnings)
+	}
+	return cfg
+}
+
+func TestRequestThrottleSettings(t *testing.T) {
+	load := func(env map[string]string, cfgText string) server.Config { return loadQuietly(t, env, cfgText) }
 	if got, want := load(nil, "").Throttle, server.DefaultThrottle(); got != want {
 		t.Fatalf("default throttle %+v, want ZooKeeper's %+v", got, want)
 	}
@@ -53,5 +57,31 @@ func TestTreeMemoryLimitSettings(t *testing.T) {
 	c := server.DefaultConfig()
 	if _, err := parseZooCfg(strings.NewReader("treeMemoryLimit=lots\n"), &c); err == nil {
 		t.Fatal("treeMemoryLimit=lots accepted")
+	}
+}
+
+// The AdminServer's HTTPS keys are read as ZooKeeper reads them: zoo.cfg keys with or
+// without the zookeeper. prefix, or system properties in JVMFLAGS, "true" in any case
+// on and anything else off; none of them is left as an ignored key.
+func TestAdminHTTPSSettings(t *testing.T) {
+	load := func(env map[string]string, cfgText string) server.AdminTLS {
+		return loadQuietly(t, env, cfgText).AdminTLS
+	}
+	if got := load(nil, ""); got != (server.AdminTLS{}) {
+		t.Fatalf("default %+v, want HTTP only", got)
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		cfg  string
+		want server.AdminTLS
+	}{
+		{nil, "admin.forceHttps=true\n", server.AdminTLS{ForceHTTPS: true}},
+		{nil, "zookeeper.admin.portUnification=TRUE\nadmin.needClientAuth=true\n", server.AdminTLS{PortUnification: true, NeedClientAuth: true}},
+		{map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.admin.forceHttps=true -Dzookeeper.admin.needClientAuth=yes"}, "", server.AdminTLS{ForceHTTPS: true}},
+		{nil, "admin.forceHttps=1\n", server.AdminTLS{}},
+	} {
+		if got := load(c.env, c.cfg); got != c.want {
+			t.Errorf("%v %q: %+v, want %+v", c.env, c.cfg, got, c.want)
+		}
 	}
 }
