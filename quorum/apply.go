@@ -156,7 +156,7 @@ func (f *FSM) applied(e *Entry, res *Result) {
 	}
 	switch {
 	case e.Op == jute.OpCloseSession && f.OnSessionClosed != nil:
-		f.OnSessionClosed(e.Session)
+		f.OnSessionClosed(e.Session, res.Ephemerals)
 	case e.Op == OpMoveSession && f.OnSessionMoved != nil:
 		f.OnSessionMoved(e.Session, e.Origin)
 	case (e.Op == OpSetConfig || e.Op == jute.OpReconfig) && f.membersChanged != nil:

@@ -21,6 +21,8 @@ type Result struct {
 	Zxid int64
 	Err  jute.Code
 	Resp jute.Record
+	// Ephemerals are the nodes a closeSession deleted (for OnSessionClosed).
+	Ephemerals []string
 }
 
 // Caller is implemented by watchers that have an identity: a watch event is delivered
@@ -43,8 +45,9 @@ type FSM struct {
 	// Watches are per server, not replicated: Apply fires them for this server's clients.
 	Watches *watch.Registry
 	// OnSessionClosed, if set, is called (outside the lock) after a session is closed or
-	// expired through the log, so the server can drop that session's connection.
-	OnSessionClosed func(id int64)
+	// expired through the log, with the ephemeral nodes that went with it, so the server
+	// can drop that session's connection (and audit the deletions).
+	OnSessionClosed func(id int64, ephemerals []string)
 	// OnSessionMoved, if set, is called (outside the lock) after a session's owner
 	// changed, so the server that held it can drop the old connection.
 	OnSessionMoved func(id int64, owner string)
@@ -218,7 +221,14 @@ func (f *FSM) applyCloseSession(zxid int64, e *Entry) (*Result, []datatree.Event
 		return &Result{Err: code}, nil
 	}
 	f.sessions.Remove(e.Session)
-	return &Result{}, f.tree.CloseSession(f.txn(zxid, e), e.Session)
+	events := f.tree.CloseSession(f.txn(zxid, e), e.Session)
+	r := &Result{}
+	for _, ev := range events {
+		if ev.Type == jute.EventNodeDeleted {
+			r.Ephemerals = append(r.Ephemerals, ev.Path)
+		}
+	}
+	return r, events
 }
 
 func (f *FSM) applyMoveSession(zxid int64, e *Entry) (*Result, []datatree.Event) {

@@ -48,7 +48,7 @@ type Config struct {
 	FsyncWarning time.Duration
 	Logger       *slog.Logger
 	// OnSessionClosed is called after a closeSession entry is applied (see FSM).
-	OnSessionClosed func(id int64)
+	OnSessionClosed func(id int64, ephemerals []string)
 	// OnSessionMoved is called after a session's owner changed (see FSM).
 	OnSessionMoved func(id int64, owner string)
 	// OnRestored is called after a snapshot from the leader replaced the state while

@@ -90,6 +90,8 @@ type Config struct {
 	AdminHost       string
 	AdminPort       int
 	AdminCommandURL string
+	// Audit (audit.enable) logs ZooKeeper's audit events (audit.go).
+	Audit bool
 	// AdminTLS (admin.forceHttps, admin.portUnification, admin.needClientAuth) serves
 	// the AdminServer over HTTPS with the ssl.quorum.* stores (admin_tls.go).
 	AdminTLS    AdminTLS

@@ -88,6 +88,7 @@ type pending struct {
 	barrier chan struct{} // closed by the responder when every earlier write is answered
 	// admitted: counted in process by the request throttle until answered.
 	admitted bool
+	ids      []jute.Id // a write's identities when proposed, for the audit log (audit.go)
 }
 
 // readBufferSize is a busy connection's read buffer (an idle one lends it back,
@@ -415,10 +416,18 @@ func (c *conn) process(p *pending) bool {
 	if p.err == jute.OK && c.overMemoryCap(p) {
 		p.err = jute.ErrQuotaExceeded
 	}
+	if p.err != jute.OK && (p.op == jute.OpReconfig || p.err == jute.ErrQuotaExceeded) {
+		// Refused before it was proposed: ZooKeeper's PrepRequestProcessor refuses
+		// these, and audits them.
+		c.auditWrite(p.op, p.req, c.Caller().Ids, p.err, nil)
+	}
 	if c.readOnly && !p.invalid {
 		c.refuseWrite(p)
 	} else if p.err == jute.OK && (jute.IsWrite(p.op) || p.op == jute.OpSync) {
 		caller := c.Caller()
+		if c.srv.cfg.Audit {
+			p.ids = caller.Ids
+		}
 		c.inflight.Add(1)
 		p.future = c.stream.Propose(&quorum.Entry{Session: caller.Session, Cxid: p.xid, Op: p.op,
 			Super: caller.Super, Ids: caller.Ids, Req: p.req})
@@ -522,6 +531,7 @@ func (c *conn) respond(p *pending) bool {
 	if res.Err == jute.OK || p.op == jute.OpMulti {
 		body = res.Resp
 	}
+	c.auditWrite(p.op, p.req, p.ids, res.Err, body)
 	c.answer(p, res.Zxid, res.Err, body)
 	if p.close {
 		c.closeAfterFlush(closedAfterReply)

@@ -208,6 +208,7 @@ func (s *Server) Start() error {
 		go s.watchQuorum()
 	}
 	s.log.Info("serving", "dataDir", s.cfg.DataDir, "zxid", fmt.Sprintf("0x%x", node.FSM.LastZxid()), "mode", s.mode())
+	s.auditServer("serverStart", auditSuccess)
 	return nil
 }
 
@@ -510,12 +511,13 @@ func (s *Server) dropClients(why closeReason) int {
 
 // sessionClosed runs after a closeSession entry is applied: the session's connection,
 // if it is here and still open, is closed (its client learns of expiry on reconnect).
-func (s *Server) sessionClosed(id int64) {
+func (s *Server) sessionClosed(id int64, ephemerals []string) {
 	s.mu.Lock()
 	node, c := s.node, s.sessions[id]
 	s.mu.Unlock()
 	if node != nil { // nil while the node replays its log during Start
 		node.Forget(id)
+		s.auditEphemerals(id, ephemerals)
 	}
 	if c != nil && !c.closing.Load() {
 		c.closeAfterFlush(closedSessionExpired)
@@ -580,6 +582,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.stopping)
+	s.auditServer("serverStop", auditInvoked)
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)

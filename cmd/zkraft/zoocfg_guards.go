@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/zkraft/zkraft/server"
@@ -19,6 +20,15 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 	"throttled_op_wait_time":         msKey(func(c *server.Config, d time.Duration) { c.Throttle.ThrottledOpWaitTime = d }),
 	"admin.snapshot.enabled":         propertyBool(func(c *server.Config, b bool) { c.AdminAuth.SnapshotEnabled = b }),
 	"admin.rateLimiterIntervalInMS":  msKey(func(c *server.Config, d time.Duration) { c.AdminAuth.RateLimitInterval = d }),
+	// ZooKeeper's audit log (server/audit.go), written to the server's log.
+	"audit.enable": propertyBool(func(c *server.Config, b bool) { c.Audit = b }),
+	"audit.impl.class": func(_ *server.Config, v string) error {
+		switch v {
+		case "org.apache.zookeeper.audit.Slf4jAuditLogger", "org.apache.zookeeper.audit.Log4jAuditLogger":
+			return nil
+		}
+		return fmt.Errorf("%q: zkraft writes audit events to its log (ZooKeeper's Slf4jAuditLogger); another class cannot be loaded", v)
+	},
 	// The AdminServer's HTTPS, with the ssl.quorum.* stores (server/admin_tls.go).
 	"admin.forceHttps":      propertyBool(func(c *server.Config, b bool) { c.AdminTLS.ForceHTTPS = b }),
 	"admin.portUnification": propertyBool(func(c *server.Config, b bool) { c.AdminTLS.PortUnification = b }),

@@ -85,3 +85,27 @@ func TestAdminHTTPSSettings(t *testing.T) {
 		}
 	}
 }
+
+// audit.enable is read as ZooKeeper reads it, in zoo.cfg or JVMFLAGS; audit.impl.class
+// may name ZooKeeper's own loggers only.
+func TestAuditSettings(t *testing.T) {
+	if loadQuietly(t, nil, "").Audit {
+		t.Fatal("the audit log is on by default")
+	}
+	for _, c := range []struct {
+		env map[string]string
+		cfg string
+	}{
+		{nil, "audit.enable=true\n"},
+		{nil, "zookeeper.audit.enable=TRUE\nzookeeper.audit.impl.class=org.apache.zookeeper.audit.Slf4jAuditLogger\n"},
+		{map[string]string{"JVMFLAGS": "-Dzookeeper.audit.enable=true"}, ""},
+	} {
+		if !loadQuietly(t, c.env, c.cfg).Audit {
+			t.Errorf("%v %q: the audit log is off", c.env, c.cfg)
+		}
+	}
+	c := server.DefaultConfig()
+	if _, err := parseZooCfg(strings.NewReader("audit.impl.class=com.example.MyAuditLogger\n"), &c); err == nil {
+		t.Fatal("an audit logger class zkraft cannot load was accepted")
+	}
+}

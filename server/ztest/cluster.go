@@ -42,7 +42,7 @@ func StartZooKeeperEnsemble(n int, opts Options) (*Cluster, error) {
 		if heap == "" {
 			heap = "512m"
 		}
-		return zooKeeperCommand(heap, opts.JVMFlags, tmp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
+		return zooKeeperCommand(heap, opts, tmp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
 	})
 }
 

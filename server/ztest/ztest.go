@@ -35,6 +35,10 @@ type Options struct {
 	// DropConfig are keys of the base zoo.cfg left out (4lw.commands.whitelist, to give
 	// it as -D in JVMFlags instead).
 	DropConfig []string
+	// Log4j is a log4j.properties for ZooKeeper's logging. Without it ZooKeeper logs
+	// nothing: the classpath of every jar in /usr/share/java gives slf4j several bindings
+	// and it picks none. With it ZooKeeper runs with its own jars and log4j's binding.
+	Log4j string
 }
 
 // Server is one running server process.
@@ -218,15 +222,20 @@ func StartZooKeeper(opts Options) (*Server, error) {
 		heap = "512m"
 	}
 	return start("zookeeper", opts, base, func(cfg, tmp string) *exec.Cmd {
-		return zooKeeperCommand(heap, opts.JVMFlags, tmp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfg)
+		return zooKeeperCommand(heap, opts, tmp, "org.apache.zookeeper.server.ZooKeeperServerMain", cfg)
 	})
 }
 
 // zooKeeperCommand runs ZooKeeper's main class on cfg with extended types enabled.
-func zooKeeperCommand(heap string, flags []string, tmp, main, cfg string) *exec.Cmd {
-	args := append([]string{"-Xmx" + heap, "-Dzookeeper.extendedTypesEnabled=true"}, flags...)
-	args = append(args, "-Dzookeeper.log.dir="+tmp, "-Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties",
-		"-cp", zooKeeperJars+"/*:/etc/zookeeper/conf", main, cfg)
+func zooKeeperCommand(heap string, opts Options, tmp, main, cfg string) *exec.Cmd {
+	args := append([]string{"-Xmx" + heap, "-Dzookeeper.extendedTypesEnabled=true"}, opts.JVMFlags...)
+	log4j, classpath := "/etc/zookeeper/conf/log4j.properties", zooKeeperJars+"/*:/etc/zookeeper/conf"
+	if opts.Log4j != "" {
+		// zookeeper.jar's manifest names the jars it needs.
+		log4j, classpath = opts.Log4j, strings.Join([]string{"/etc/zookeeper/conf", zooKeeperJars + "/zookeeper.jar",
+			zooKeeperJars + "/slf4j-log4j12.jar", zooKeeperJars + "/log4j-1.2.jar"}, ":")
+	}
+	args = append(args, "-Dzookeeper.log.dir="+tmp, "-Dlog4j.configuration=file:"+log4j, "-cp", classpath, main, cfg)
 	return exec.Command("java", args...)
 }
 
