@@ -23,15 +23,18 @@ const Version = "3.8.0-zkraft-0.1.0"
 type Config struct {
 	// ClientPort is the plaintext client port; 0 picks a free one, -1 is none (a server
 	// that serves TLS only: secureClientPort without clientPort, as ZooKeeper).
-	ClientPort             int
-	ClientPortAddress      string
-	DataDir                string
-	DataLogDir             string
-	TickTime               time.Duration
-	MinSessionTimeout      time.Duration // 0 = 2 x TickTime
-	MaxSessionTimeout      time.Duration // 0 = 20 x TickTime
-	MaxClientCnxns         int           // per client IP; 0 = unlimited
-	FourLetterWhitelist    []string      // "*" = all
+	ClientPort        int
+	ClientPortAddress string
+	DataDir           string
+	DataLogDir        string
+	TickTime          time.Duration
+	MinSessionTimeout time.Duration // 0 = 2 x TickTime
+	MaxSessionTimeout time.Duration // 0 = 20 x TickTime
+	MaxClientCnxns    int           // per client IP; 0 = unlimited
+	// MaxCnxns (maxCnxns, zookeeper.maxCnxns) limits the client connections of every
+	// address together, four-letter words included; 0 (the default) is unlimited.
+	MaxCnxns               int
+	FourLetterWhitelist    []string // "*" = all
 	ExtendedTypes          bool
 	MaxBuffer              int
 	ContainerCheckInterval time.Duration
@@ -212,6 +215,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("memoryLimit %d must not be negative", c.MemoryLimit)
 	case c.MaxClientCnxns < 0:
 		return fmt.Errorf("maxClientCnxns %d must not be negative", c.MaxClientCnxns)
+	case c.MaxCnxns < 0:
+		return fmt.Errorf("maxCnxns %d must not be negative", c.MaxCnxns)
 	case c.ContainerCheckInterval <= 0:
 		return fmt.Errorf("znode.container.checkIntervalMs %v must be positive", c.ContainerCheckInterval)
 	case c.SnapRetainCount < 1:

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
@@ -291,10 +292,10 @@ func (s *Server) acceptLoop(ln net.Listener, kind listenerKind) {
 		}
 		ip := remoteIP(nc)
 		s.mu.Lock()
-		if s.closed || (s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns) {
+		if why := s.refusal(ip); why != nil {
 			s.mu.Unlock()
 			s.stats.rejected.Add(1)
-			s.log.Warn("too many connections", "ip", ip, "max", s.cfg.MaxClientCnxns)
+			s.log.Log(context.Background(), why.level, why.msg, why.args...)
 			nc.Close()
 			continue
 		}
@@ -312,6 +313,29 @@ func (s *Server) acceptLoop(ln net.Listener, kind listenerKind) {
 			c.serve()
 		}()
 	}
+}
+
+// connRefusal says why a new connection is refused, and at what level it is logged.
+type connRefusal struct {
+	level slog.Level
+	msg   string
+	args  []any
+}
+
+// refusal says why a new connection from ip is closed at once, as ZooKeeper's accept
+// closes it: the server is stopping, all its connections (maxCnxns; an ERROR, as
+// ZooKeeper logs it) or those of the address (maxClientCnxns) are at their limit. nil
+// lets it in. Under s.mu.
+func (s *Server) refusal(ip string) *connRefusal {
+	switch {
+	case s.closed:
+		return &connRefusal{slog.LevelDebug, "connection refused: stopping", nil}
+	case s.cfg.MaxCnxns > 0 && len(s.conns) >= s.cfg.MaxCnxns:
+		return &connRefusal{slog.LevelError, "too many connections", []any{"connections", len(s.conns), "max", s.cfg.MaxCnxns}}
+	case s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns:
+		return &connRefusal{slog.LevelWarn, "too many connections", []any{"ip", ip, "max", s.cfg.MaxClientCnxns}}
+	}
+	return nil
 }
 
 // watchQuorum drops every client connection when this member has had no leader for

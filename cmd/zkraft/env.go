@@ -49,6 +49,7 @@ var systemProperties = map[string]bool{
 // may be given either way (the Administrator's Guide names both), zoo.cfg's winning.
 var zooCfgProperties = map[string]string{
 	"zookeeper.4lw.commands.whitelist": "4lw.commands.whitelist",
+	"zookeeper.maxCnxns":               "maxCnxns",
 	"zookeeper.admin.enableServer":     "admin.enableServer",
 	"zookeeper.admin.serverAddress":    "admin.serverAddress",
 	"zookeeper.admin.serverPort":       "admin.serverPort",

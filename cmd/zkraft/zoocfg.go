@@ -30,6 +30,9 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"maxSessionTimeout": msKey(func(c *server.Config, d time.Duration) { c.MaxSessionTimeout = d }),
 	// ZooKeeper limits connections only when maxClientCnxns is positive.
 	"maxClientCnxns": intKey(func(c *server.Config, n int) { c.MaxClientCnxns = max(n, 0) }),
+	// ZooKeeper limits all connections together only when maxCnxns is positive.
+	"maxCnxns":           intKey(func(c *server.Config, n int) { c.MaxCnxns = max(n, 0) }),
+	"zookeeper.maxCnxns": intKey(func(c *server.Config, n int) { c.MaxCnxns = max(n, 0) }),
 	"4lw.commands.whitelist": func(c *server.Config, v string) error {
 		c.FourLetterWhitelist = nil
 		for _, w := range strings.Split(v, ",") {
