@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -447,7 +448,10 @@ func (s *Server) startAdmin() error {
 				return err
 			}
 		}
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: adminReadHeaderTimeout}
+		// http.Server's own complaints (a failed TLS handshake, say) are debug lines of
+		// the server's log, as Jetty logs them at DEBUG.
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: adminReadHeaderTimeout,
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 		go func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.log.Warn("http listener stopped", "addr", addr, "err", err)
