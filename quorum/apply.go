@@ -72,6 +72,7 @@ func (f *FSM) applyRun(logs []*raft.Log, out []interface{}) {
 	}
 	end := logs[len(logs)-1].Index
 	f.appliedIndex.Store(end)
+	f.snapBytes.add(commandBytes(logs))
 	if last == nil {
 		f.appliedThrough(end)
 		return

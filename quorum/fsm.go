@@ -105,6 +105,9 @@ type FSM struct {
 	// and the member then leads, if at all, in a later term.
 	pendingReconfig atomic.Pointer[reconfigKey]
 
+	// snapBytes, if set, counts the command bytes applied since the last snapshot.
+	snapBytes *snapshotBytes
+
 	// logger, if set, gets one line per snapshot written.
 	logger *slog.Logger
 	// longWork, if set, is told of each snapshot written or installed while it runs.
@@ -314,6 +317,7 @@ func (f *FSM) applySync(zxid int64, e *Entry) (*Result, []datatree.Event) {
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.snapBytes.reset()
 	head, err := persistence.StateHeader(f.lastZxid.Load(), f.sessions)
 	if err != nil {
 		return nil, err

@@ -38,6 +38,9 @@ type Config struct {
 	ContainerCheckInterval time.Duration
 	// SnapshotThreshold is how many entries go to the log between snapshots (snapCount).
 	SnapshotThreshold uint64
+	// SnapshotBytes is how many bytes of commands go to the log between snapshots
+	// (snapSizeLimitInKb); 0 is no limit (snapshot_bytes.go).
+	SnapshotBytes int64
 	// SnapshotRetain is how many snapshots are kept (autopurge.snapRetainCount).
 	SnapshotRetain int
 	// TrailingLogs is how many entries a snapshot leaves in the log, for members that
@@ -115,6 +118,7 @@ func DefaultConfig(dataDir string) Config {
 		TickTime:               2 * time.Second,
 		ContainerCheckInterval: time.Minute,
 		SnapshotThreshold:      100000,
+		SnapshotBytes:          4 << 30,
 		SnapshotRetain:         3,
 		TrailingLogs:           10240,
 		Logger:                 slog.Default(),
@@ -282,6 +286,9 @@ func Open(cfg Config) (*Node, error) {
 	rc.NotifyCh = notify
 
 	fsm := NewFSM(cfg.Tree)
+	if cfg.SnapshotBytes > 0 {
+		fsm.snapBytes = newSnapshotBytes(cfg.SnapshotBytes)
+	}
 	stopping := make(chan struct{})
 	fsm.stopping = stopping
 	n := &Node{cfg: cfg, FSM: fsm, store: store, notify: notify, done: make(chan struct{}), stopping: stopping, proposalSizes: newProposalSizes(), freshReadWait: cmp.Or(cfg.freshReadWait, freshReadWait),
@@ -411,6 +418,9 @@ func Open(cfg Config) (*Node, error) {
 		go n.paceHeartbeats()
 	}
 	go n.watchLeadership()
+	if fsm.snapBytes != nil {
+		go n.snapshotOnSize(fsm.snapBytes)
+	}
 	return n, nil
 }
 

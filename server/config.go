@@ -39,6 +39,7 @@ type Config struct {
 	MaxBuffer              int
 	ContainerCheckInterval time.Duration
 	SnapCount              uint64
+	SnapSizeLimit          int64 // snapSizeLimitInKb in bytes: log bytes between snapshots; 0 or less = no limit
 	SnapRetainCount        int
 	FsyncWarning           time.Duration  // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
 	SuperDigest            string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
@@ -165,6 +166,7 @@ func DefaultConfig() Config {
 		MaxBuffer:              jute.DefaultMaxBuffer,
 		ContainerCheckInterval: time.Minute,
 		SnapCount:              100000,
+		SnapSizeLimit:          4 << 30,
 		SnapRetainCount:        3,
 		MaxOutstanding:         1000,
 		CertReload:             true,

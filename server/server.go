@@ -109,6 +109,7 @@ func (s *Server) Start() error {
 	qc.TickTime = s.cfg.TickTime
 	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval
 	qc.SnapshotThreshold = s.cfg.SnapCount
+	qc.SnapshotBytes = max(s.cfg.SnapSizeLimit, 0)
 	qc.SnapshotRetain = s.cfg.SnapRetainCount
 	qc.FsyncWarning = s.cfg.FsyncWarning
 	qc.Logger = s.log

@@ -55,6 +55,7 @@ var zooCfgProperties = map[string]string{
 	"zookeeper.admin.serverPort":       "admin.serverPort",
 	"zookeeper.admin.commandURL":       "admin.commandURL",
 	"zookeeper.snapCount":              "snapCount",
+	"zookeeper.snapSizeLimitInKb":      "snapSizeLimitInKb",
 	"zookeeper.preAllocSize":           "preAllocSize",
 }
 

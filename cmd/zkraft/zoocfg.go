@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,6 +54,8 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"jute.maxbuffer":                                     intKey(func(c *server.Config, n int) { c.MaxBuffer = n }),
 	"znode.container.checkIntervalMs":                    msKey(func(c *server.Config, d time.Duration) { c.ContainerCheckInterval = d }),
 	"snapCount":                                          snapCount,
+	"snapSizeLimitInKb":                                  snapSizeLimit,
+	"zookeeper.snapSizeLimitInKb":                        snapSizeLimit,
 	"autopurge.snapRetainCount":                          snapRetainCount,
 	"fsync.warningthresholdms":                           msKey(func(c *server.Config, d time.Duration) { c.FsyncWarning = d }),
 	"zookeeper.fsync.warningthresholdms":                 msKey(func(c *server.Config, d time.Duration) { c.FsyncWarning = d }),
@@ -100,6 +103,23 @@ func (n notice) Error() string { return string(n) }
 
 // snapCount is read as ZooKeeperServer.getSnapCount reads zookeeper.snapCount: a value
 // that is not a number leaves the default, and fewer than 2 is 2.
+// snapSizeLimit reads snapSizeLimitInKb as ZooKeeper's Long.getLong does: a value that is
+// not a number leaves the default (4 GB), and one not above 0 turns the limit off.
+func snapSizeLimit(c *server.Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case err != nil:
+		return notice(fmt.Sprintf("%q is not a number; snapSizeLimitInKb stays %d", v, c.SnapSizeLimit>>10))
+	case n <= 0:
+		c.SnapSizeLimit = 0
+	case n > math.MaxInt64>>10:
+		c.SnapSizeLimit = math.MaxInt64
+	default:
+		c.SnapSizeLimit = n << 10
+	}
+	return nil
+}
+
 func snapCount(c *server.Config, v string) error {
 	n, err := strconv.ParseInt(v, 10, 32)
 	switch {

@@ -109,3 +109,24 @@ func TestAuditSettings(t *testing.T) {
 		t.Fatal("an audit logger class zkraft cannot load was accepted")
 	}
 }
+
+// snapSizeLimitInKb is read as ZooKeeper's Long.getLong reads it: kilobytes, off when not
+// above 0, the default (4 GB) kept with a warning when it is not a number.
+func TestSnapSizeLimitSettings(t *testing.T) {
+	if got := loadQuietly(t, nil, "").SnapSizeLimit; got != 4<<30 {
+		t.Fatalf("default %d, want ZooKeeper's 4 GB", got)
+	}
+	for v, want := range map[string]int64{"1024": 1 << 20, "0": 0, "-1": 0} {
+		if got := loadQuietly(t, nil, "snapSizeLimitInKb="+v+"\n").SnapSizeLimit; got != want {
+			t.Errorf("snapSizeLimitInKb=%s: %d, want %d", v, got, want)
+		}
+	}
+	if got := loadQuietly(t, map[string]string{"JVMFLAGS": "-Dzookeeper.snapSizeLimitInKb=2048"}, "").SnapSizeLimit; got != 2<<20 {
+		t.Errorf("-Dzookeeper.snapSizeLimitInKb=2048: %d", got)
+	}
+	c := server.DefaultConfig()
+	warnings, err := parseZooCfg(strings.NewReader("snapSizeLimitInKb=lots\n"), &c)
+	if err != nil || len(warnings) != 1 || c.SnapSizeLimit != 4<<30 {
+		t.Fatalf("snapSizeLimitInKb=lots: %d, %q, %v", c.SnapSizeLimit, warnings, err)
+	}
+}
