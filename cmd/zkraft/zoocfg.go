@@ -101,8 +101,6 @@ type notice string
 
 func (n notice) Error() string { return string(n) }
 
-// snapCount is read as ZooKeeperServer.getSnapCount reads zookeeper.snapCount: a value
-// that is not a number leaves the default, and fewer than 2 is 2.
 // snapSizeLimit reads snapSizeLimitInKb as ZooKeeper's Long.getLong does: a value that is
 // not a number leaves the default (4 GB), and one not above 0 turns the limit off.
 func snapSizeLimit(c *server.Config, v string) error {
@@ -120,6 +118,8 @@ func snapSizeLimit(c *server.Config, v string) error {
 	return nil
 }
 
+// snapCount is read as ZooKeeperServer.getSnapCount reads zookeeper.snapCount: a value
+// that is not a number leaves the default, and fewer than 2 is 2.
 func snapCount(c *server.Config, v string) error {
 	n, err := strconv.ParseInt(v, 10, 32)
 	switch {

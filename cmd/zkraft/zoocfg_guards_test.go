@@ -10,8 +10,6 @@ import (
 	"github.com/zkraft/zkraft/server"
 )
 
-// The request throttle is set as ZooKeeper's users set it: system properties in
-// JVMFLAGS, or zoo.cfg keys with or without the zookeeper. prefix.
 // loadQuietly loads a zoo.cfg of cfgText with the environment env as the start command
 // does, and fails the test on an error or a warning.
 func loadQuietly(t *testing.T, env map[string]string, cfgText string) server.Config {
@@ -29,6 +27,8 @@ func loadQuietly(t *testing.T, env map[string]string, cfgText string) server.Con
 	return cfg
 }
 
+// The request throttle is set as ZooKeeper's users set it: system properties in
+// JVMFLAGS, or zoo.cfg keys with or without the zookeeper. prefix.
 func TestRequestThrottleSettings(t *testing.T) {
 	load := func(env map[string]string, cfgText string) server.Config { return loadQuietly(t, env, cfgText) }
 	if got, want := load(nil, "").Throttle, server.DefaultThrottle(); got != want {
