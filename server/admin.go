@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -431,13 +432,25 @@ func (s *Server) adminLastSnapshot() map[string]any {
 }
 
 // adminReadHeaderTimeout bounds the wait for a request's headers on the admin and
-// metrics listeners (and for an HTTPS connection's first byte and handshake).
+// metrics listeners (and for an HTTPS connection's first byte and handshake), unless
+// the idle timeout is shorter.
 const adminReadHeaderTimeout = 5 * time.Second
+
+// adminIdleTimeout is Jetty's idle timeout as ZooKeeper sets it (admin.idleTimeout).
+const adminIdleTimeout = 30 * time.Second
+
+// adminTimeouts are the idle timeout of the AdminServer's connections and the bound on
+// a request's headers, the idle timeout when it is shorter.
+func (c *Config) adminTimeouts() (idle, header time.Duration) {
+	idle = cmp.Or(c.AdminIdleTimeout, adminIdleTimeout)
+	return idle, min(idle, adminReadHeaderTimeout)
+}
 
 // startAdmin starts the admin and metrics listeners the config asks for; one that
 // cannot start does not keep the other from starting.
 func (s *Server) startAdmin() error {
 	// serve listens at addr, through wrap when it is not nil (it closes ln on error).
+	idle, header := s.cfg.adminTimeouts()
 	serve := func(addr string, h http.Handler, wrap func(net.Listener) (net.Listener, error)) error {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -450,7 +463,7 @@ func (s *Server) startAdmin() error {
 		}
 		// http.Server's own complaints (a failed TLS handshake, say) are debug lines of
 		// the server's log, as Jetty logs them at DEBUG.
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: adminReadHeaderTimeout,
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: header, IdleTimeout: idle,
 			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 		go func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -85,24 +85,23 @@ func withSTS(h http.Handler) http.Handler {
 // sniffListener hands http.Server the connections of an HTTPS port: a *tls.Conn (its
 // handshake left to http.Server, which then sets Request.TLS) for one that begins with a
 // TLS handshake record, the plain connection for any other when plain is set. Each
-// connection's first byte is read in a goroutine of its own, within sniffTimeout, so a
+// connection's first byte is read in a goroutine of its own, within its timeout, so a
 // silent client holds up nobody.
 type sniffListener struct {
 	net.Listener
 	cfg   *tls.Config
 	plain bool
-	ready chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-	err   error // why Accept stopped; set before done is closed
+	// timeout bounds the wait for a connection's first byte, as ReadHeaderTimeout
+	// bounds the rest of its request.
+	timeout time.Duration
+	ready   chan net.Conn
+	done    chan struct{}
+	once    sync.Once
+	err     error // why Accept stopped; set before done is closed
 }
 
-// sniffTimeout bounds the wait for a connection's first byte, as ReadHeaderTimeout
-// bounds the rest of its request.
-const sniffTimeout = adminReadHeaderTimeout
-
-func newSniffListener(ln net.Listener, cfg *tls.Config, plain bool) *sniffListener {
-	l := &sniffListener{Listener: ln, cfg: cfg, plain: plain, ready: make(chan net.Conn), done: make(chan struct{})}
+func newSniffListener(ln net.Listener, cfg *tls.Config, plain bool, timeout time.Duration) *sniffListener {
+	l := &sniffListener{Listener: ln, cfg: cfg, plain: plain, timeout: timeout, ready: make(chan net.Conn), done: make(chan struct{})}
 	go l.acceptLoop()
 	return l
 }
@@ -131,7 +130,7 @@ func (l *sniffListener) acceptLoop() {
 }
 
 func (l *sniffListener) sniff(nc net.Conn) {
-	nc.SetReadDeadline(time.Now().Add(sniffTimeout))
+	nc.SetReadDeadline(time.Now().Add(l.timeout))
 	first := make([]byte, 1)
 	if _, err := io.ReadFull(nc, first); err != nil {
 		nc.Close()
@@ -206,5 +205,6 @@ func (s *Server) adminListener(ln net.Listener) (net.Listener, error) {
 		ln.Close()
 		return nil, fmt.Errorf("%s: %w", s.cfg.AdminTLS.scheme(), err)
 	}
-	return newSniffListener(ln, cfg, !s.cfg.AdminTLS.ForceHTTPS), nil
+	_, header := s.cfg.adminTimeouts()
+	return newSniffListener(ln, cfg, !s.cfg.AdminTLS.ForceHTTPS, header), nil
 }

@@ -94,6 +94,10 @@ type Config struct {
 	AdminHost       string
 	AdminPort       int
 	AdminCommandURL string
+	// AdminIdleTimeout (admin.idleTimeout) closes an AdminServer connection that has been
+	// idle that long, between requests or before one is whole, as Jetty's connector does;
+	// 0 is ZooKeeper's 30 s. A request's headers also get at most 5 s.
+	AdminIdleTimeout time.Duration
 	// Audit (audit.enable) logs ZooKeeper's audit events (audit.go).
 	Audit bool
 	// AdminTLS (admin.forceHttps, admin.portUnification, admin.needClientAuth) serves

@@ -54,6 +54,7 @@ var zooCfgProperties = map[string]string{
 	"zookeeper.admin.serverAddress":    "admin.serverAddress",
 	"zookeeper.admin.serverPort":       "admin.serverPort",
 	"zookeeper.admin.commandURL":       "admin.commandURL",
+	"zookeeper.admin.idleTimeout":      "admin.idleTimeout",
 	"zookeeper.snapCount":              "snapCount",
 	"zookeeper.snapSizeLimitInKb":      "snapSizeLimitInKb",
 	"zookeeper.preAllocSize":           "preAllocSize",

@@ -66,10 +66,18 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"DigestAuthenticationProvider.digestAlg":             func(c *server.Config, v string) error { c.DigestAlgorithm = v; return nil },
 	"zookeeper.DigestAuthenticationProvider.digestAlg":   func(c *server.Config, v string) error { c.DigestAlgorithm = v; return nil },
 	// ZooKeeper's AdminServerFactory turns the AdminServer off for "false" exactly.
-	"admin.enableServer":       func(c *server.Config, v string) error { c.AdminEnabled = v != "false"; return nil },
-	"admin.serverAddress":      func(c *server.Config, v string) error { c.AdminHost = v; return nil },
-	"admin.serverPort":         intKey(func(c *server.Config, n int) { c.AdminPort = n }),
-	"admin.commandURL":         func(c *server.Config, v string) error { c.AdminCommandURL = v; return nil },
+	"admin.enableServer":  func(c *server.Config, v string) error { c.AdminEnabled = v != "false"; return nil },
+	"admin.serverAddress": func(c *server.Config, v string) error { c.AdminHost = v; return nil },
+	"admin.serverPort":    intKey(func(c *server.Config, n int) { c.AdminPort = n }),
+	"admin.commandURL":    func(c *server.Config, v string) error { c.AdminCommandURL = v; return nil },
+	"admin.idleTimeout":   msKey(func(c *server.Config, d time.Duration) { c.AdminIdleTimeout = d }),
+	// ZooKeeper's Jetty speaks HTTP/1.1 (11) unless told otherwise; so does zkraft, always.
+	"admin.httpVersion": func(_ *server.Config, v string) error {
+		if v == "11" {
+			return nil
+		}
+		return notice(fmt.Sprintf("%q is ignored: the AdminServer speaks HTTP/1.1 (11)", v))
+	},
 	"metricsProvider.httpPort": intKey(func(c *server.Config, n int) { c.MetricsPort = n }),
 	"metricsProvider.httpHost": func(c *server.Config, v string) error { c.MetricsHost = v; return nil },
 	"zkraft.debug.gcEndpoint":  configBool(func(c *server.Config, b bool) { c.DebugGCEndpoint = b }),

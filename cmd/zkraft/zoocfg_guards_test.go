@@ -130,3 +130,18 @@ func TestSnapSizeLimitSettings(t *testing.T) {
 		t.Fatalf("snapSizeLimitInKb=lots: %d, %q, %v", c.SnapSizeLimit, warnings, err)
 	}
 }
+
+// admin.idleTimeout is milliseconds, in zoo.cfg or JVMFLAGS; admin.httpVersion 11 is
+// taken without a warning, any other with one.
+func TestAdminIdleTimeoutAndHTTPVersion(t *testing.T) {
+	if got := loadQuietly(t, nil, "admin.idleTimeout=1500\nadmin.httpVersion=11\n").AdminIdleTimeout; got != 1500*time.Millisecond {
+		t.Errorf("admin.idleTimeout=1500: %v", got)
+	}
+	if got := loadQuietly(t, map[string]string{"JVMFLAGS": "-Dzookeeper.admin.idleTimeout=250"}, "").AdminIdleTimeout; got != 250*time.Millisecond {
+		t.Errorf("-Dzookeeper.admin.idleTimeout=250: %v", got)
+	}
+	c := server.DefaultConfig()
+	if warnings, err := parseZooCfg(strings.NewReader("admin.httpVersion=20\n"), &c); err != nil || len(warnings) != 1 {
+		t.Errorf("admin.httpVersion=20: %q, %v", warnings, err)
+	}
+}
