@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -30,6 +31,17 @@ func tlsKey(key string) (func(*server.Config, string) error, bool) {
 		return intKey(func(c *server.Config, n int) { c.SecureClientPort = n }), true
 	case "secureClientPortAddress":
 		return func(c *server.Config, v string) error { c.SecureClientPortAddress = v; return nil }, true
+	// Revocation checks and a custom SSLContext are not built for clients either: asking
+	// for them stops the start, as between members (sslquorum.go), rather than take
+	// clients on weaker checks than the operator meant.
+	case "ssl.crl", "zookeeper.ssl.crl":
+		return offOnly("certificate revocation lists are not checked by zkraft"), true
+	case "ssl.ocsp", "zookeeper.ssl.ocsp":
+		return offOnly("OCSP is not checked by zkraft"), true
+	case "ssl.context.supplier.class", "zookeeper.ssl.context.supplier.class":
+		return func(*server.Config, string) error {
+			return errors.New("zkraft builds its TLS from the ssl keys only")
+		}, true
 	}
 	if !tlsSystemProperty("zookeeper." + key) {
 		if !tlsSystemProperty(key) {
@@ -84,7 +96,8 @@ func tlsSystemProperty(name string) bool {
 		return false
 	}
 	switch key {
-	case portUnificationKey, certReloadKey, "serverCnxnFactory", "ssl.authProvider", x509SuperUserKey, "authProvider.x509":
+	case portUnificationKey, certReloadKey, "serverCnxnFactory", "ssl.authProvider", x509SuperUserKey, "authProvider.x509",
+		"ssl.crl", "ssl.ocsp", "ssl.context.supplier.class":
 		return true
 	}
 	if k, ok := strings.CutPrefix(key, "ssl."); ok {

@@ -106,3 +106,24 @@ func TestX509ProviderUnderAnyKey(t *testing.T) {
 		t.Errorf("JVMFLAGS: %v, x509 registered %v", err, cfg.X509Provider)
 	}
 }
+
+// Revocation checks and a custom SSLContext for clients, which zkraft does not build,
+// stop the start when asked for (from zoo.cfg or JVMFLAGS), as between members; off,
+// they are taken without a warning.
+func TestClientRevocationChecksNotIgnored(t *testing.T) {
+	for _, line := range []string{"ssl.crl=true", "zookeeper.ssl.ocsp=TRUE", "ssl.context.supplier.class=com.example.Supplier"} {
+		cfg := server.DefaultConfig()
+		if _, err := parseZooCfg(strings.NewReader(line+"\n"), &cfg); err == nil {
+			t.Errorf("%s: accepted", line)
+		}
+	}
+	cfg := server.DefaultConfig()
+	if warnings, err := parseZooCfg(strings.NewReader("ssl.crl=false\nssl.ocsp=false\n"), &cfg); err != nil || len(warnings) > 0 {
+		t.Errorf("ssl.crl and ssl.ocsp off: %q, %v", warnings, err)
+	}
+	var flags server.Config
+	env := envOf(map[string]string{"JVMFLAGS": "-Dzookeeper.ssl.crl=true"})
+	if _, _, err := loadConfig(newStartCommand(), "", env, &flags, nil); err == nil {
+		t.Error("-Dzookeeper.ssl.crl=true was accepted")
+	}
+}
