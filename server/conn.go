@@ -416,9 +416,9 @@ func (c *conn) process(p *pending) bool {
 	if p.err == jute.OK && c.overMemoryCap(p) {
 		p.err = jute.ErrQuotaExceeded
 	}
-	if p.err != jute.OK && (p.op == jute.OpReconfig || p.err == jute.ErrQuotaExceeded) {
-		// Refused before it was proposed: ZooKeeper's PrepRequestProcessor refuses
-		// these, and audits them.
+	if p.err == jute.ErrQuotaExceeded || (p.op == jute.OpReconfig && (p.err == jute.ErrReconfigDisabled || p.err == jute.ErrUnimplemented)) {
+		// Refused before it was proposed, where ZooKeeper's PrepRequestProcessor refuses
+		// it and so audits it (a throttled request it does not audit).
 		c.auditWrite(p.op, p.req, c.Caller().Ids, p.err, nil)
 	}
 	if c.readOnly && !p.invalid {
