@@ -129,13 +129,13 @@ func TestReadOnlyModeSettings(t *testing.T) {
 		t.Fatal("read-only mode on by default")
 	}
 	cfg, warnings := load(map[string]string{
-		"JVMFLAGS":        "-Xmx1g -Dreadonlymode.enabled=true -Dzookeeper.fsync.warningthresholdms=50 -Dzookeeper.globalOutstandingLimit=50",
+		"JVMFLAGS":        "-Xmx1g -Dreadonlymode.enabled=true -Dzookeeper.fsync.warningthresholdms=50 -Dzookeeper.someFutureSetting=50",
 		"SERVER_JVMFLAGS": "-Djute.maxbuffer=4000000 -Dreadonlymode.enabled=false",
 	}, "")
 	if !cfg.ReadOnlyMode || cfg.MaxBuffer != 4000000 || cfg.FsyncWarning != 50*time.Millisecond {
 		t.Fatalf("from JVMFLAGS (JVMFLAGS after SERVER_JVMFLAGS): %+v", cfg)
 	}
-	if joined := strings.Join(warnings, "\n"); len(warnings) != 1 || !strings.Contains(joined, "JVMFLAGS: -Dzookeeper.globalOutstandingLimit") {
+	if joined := strings.Join(warnings, "\n"); len(warnings) != 1 || !strings.Contains(joined, "JVMFLAGS: -Dzookeeper.someFutureSetting") {
 		t.Fatalf("warnings %q", warnings)
 	}
 	path := filepath.Join(t.TempDir(), "zoo.cfg")

@@ -145,3 +145,20 @@ func TestAdminIdleTimeoutAndHTTPVersion(t *testing.T) {
 		t.Errorf("admin.httpVersion=20: %q, %v", warnings, err)
 	}
 }
+
+// A setting of ZooKeeper's Java internals is taken in each of ZooKeeper's spellings with
+// a warning that says why it has no effect, never as an unknown key.
+func TestZooKeeperTuningKeysSayWhy(t *testing.T) {
+	for _, k := range []string{"forceSync", "zookeeper.globalOutstandingLimit", "commitLogCount", "learner.asyncSending"} {
+		c := server.DefaultConfig()
+		warnings, err := parseZooCfg(strings.NewReader(k+"=1\n"), &c)
+		if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "is ignored: ") {
+			t.Errorf("%s: %q, %v", k, warnings, err)
+		}
+	}
+	var flags server.Config
+	_, warnings, err := loadConfig(newStartCommand(), "", envOf(map[string]string{"JVMFLAGS": "-Dzookeeper.skipACL=yes"}), &flags, nil)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "zkraft always checks ACLs") {
+		t.Errorf("-Dzookeeper.skipACL=yes: %q, %v", warnings, err)
+	}
+}

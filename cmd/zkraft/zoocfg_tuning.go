@@ -1,0 +1,70 @@
+package main
+
+// zooKeeperTuning are settings of ZooKeeper's Java internals (its request pipeline,
+// election, learner protocol, caches, Netty, JVM) that have no counterpart in zkraft,
+// with why. ZooKeeper takes each as a zoo.cfg key, with or without "zookeeper.", or as a
+// -Dzookeeper. property; so does zkraft, and a warning says why it has no effect instead
+// of calling the key unknown. A key that would make zkraft check less than ZooKeeper does
+// is not here: it stops the start (sslquorum.go, tlscfg.go).
+var zooKeeperTuning = map[string]string{
+	"globalOutstandingLimit":             "each zkraft connection has its own bound of requests in flight, and zookeeper.request_throttle_max_requests bounds them all",
+	"forceSync":                          "zkraft always syncs its log before it answers a write",
+	"skipACL":                            "zkraft always checks ACLs",
+	"flushDelay":                         flushBatching,
+	"maxWriteQueuePollTime":              flushBatching,
+	"maxBatchSize":                       flushBatching,
+	"commitLogCount":                     "a member catches up from zkraft's log and snapshots",
+	"snapshot.compression.method":        "zkraft's snapshots have their own format; `zkraft export` writes ZooKeeper's, uncompressed",
+	"snapshot.trust.empty":               "zkraft's store is checked as a whole at start",
+	"txnLogSizeLimitInKb":                "zkraft's log rolls its own segments",
+	"digest.enabled":                     "zkraft always keeps the tree's digest (the hash command)",
+	"cnxTimeout":                         zabOnly,
+	"electionPortBindRetry":              zabOnly,
+	"fastleader.minNotificationInterval": zabOnly,
+	"fastleader.maxNotificationInterval": zabOnly,
+	"maxTimeToWaitForEpoch":              zabOnly,
+	"quorumCnxnTimeoutMs":                zabOnly,
+	"leader.closeSocketAsync":            zabOnly,
+	"learner.closeSocketAsync":           zabOnly,
+	"learner.asyncSending":               zabOnly,
+	"maxConcurrentSnapSyncs":             zabOnly,
+	"maxConcurrentDiffSyncs":             zabOnly,
+	"forward_learner_requests_to_commit_processor_disabled": zabOnly,
+	"observer.reconnectDelayMs":                             zabOnly,
+	"observer.election.DelayMs":                             zabOnly,
+	"tcpKeepAlive":                                          "zkraft's sockets always have TCP keep-alive",
+	"clientTcpKeepAlive":                                    "zkraft's sockets always have TCP keep-alive",
+	"maxResponseCacheSize":                                  noResponseCache,
+	"maxGetChildrenResponseCacheSize":                       noResponseCache,
+	"bitHashCacheSize":                                      watchTable,
+	"maxInProcessingDeadWatchers":                           watchTable,
+	"watcherCleanThreshold":                                 watchTable,
+	"watcherCleanIntervalInSeconds":                         watchTable,
+	"watcherCleanThreadsNum":                                watchTable,
+	"watchManagerName":                                      watchTable,
+	"advancedFlowControlEnabled":                            nettyOnly,
+	"outstandingHandshake.limit":                            nettyOnly,
+	"netty.server.outstandingHandshake.limit":               nettyOnly,
+	"netty.server.earlyDropSecureConnectionHandshakes":      nettyOnly,
+	"ssl.handshakeDetectionTimeoutMillis":                   "ZooKeeper 3.8 times only the member port's TLS detection with it (ssl.quorum.handshakeDetectionTimeoutMillis)",
+	"metricsProvider.exportJvmInfo":                         noJVM,
+	"metricsProvider.numWorkerThreads":                      "zkraft's metrics need no worker threads",
+	"metricsProvider.maxQueueSize":                          "zkraft's metrics need no worker threads",
+	"metricsProvider.workerShutdownTimeoutMs":               "zkraft's metrics need no worker threads",
+}
+
+const (
+	flushBatching   = "zkraft batches the writes to its log on its own"
+	zabOnly         = "it tunes ZooKeeper's election and learner protocol; zkraft's members use Raft"
+	noResponseCache = "zkraft serves reads from the tree, with no cache of encoded answers"
+	watchTable      = "it tunes ZooKeeper's watch manager; zkraft's watch table needs no cleaner"
+	nettyOnly       = "it tunes ZooKeeper's Netty server"
+)
+
+func init() {
+	for k, why := range zooKeeperTuning {
+		ignoredKeys[k] = ignoredKey{why: why}
+		ignoredKeys["zookeeper."+k] = ignoredKey{why: why}
+		systemProperties["zookeeper."+k] = true
+	}
+}
