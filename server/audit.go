@@ -113,7 +113,9 @@ func (s *Server) auditEphemerals(session int64, paths []string) {
 	}
 }
 
-func sessionHex(id int64) string { return fmt.Sprintf("0x%x", id) }
+// sessionHex is Java's "0x" + Long.toHexString: the bits unsigned, so a session of a
+// member whose id is 128 or more is not printed negative.
+func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
 
 // auditUsers is AuthUtil.getUsers of a caller's ids.
 func auditUsers(ids []jute.Id) string {

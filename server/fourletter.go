@@ -172,7 +172,7 @@ func (c connFacts) describe(b *strings.Builder, full bool) {
 // a session: from sid to maxlat.
 func (c connFacts) describeSession(b *strings.Builder) {
 	f := c.figures
-	fmt.Fprintf(b, ",sid=0x%x,lop=%s,est=%d,to=%d", c.sid, f.lastOp, c.started.UnixMilli(), c.timeout)
+	fmt.Fprintf(b, ",sid=0x%x,lop=%s,est=%d,to=%d", uint64(c.sid), f.lastOp, c.started.UnixMilli(), c.timeout)
 	if f.lastCxid >= 0 {
 		fmt.Fprintf(b, ",lcxid=0x%x", f.lastCxid)
 	}
@@ -256,7 +256,7 @@ func (s *Server) writeWchs(b *strings.Builder) {
 
 func (s *Server) writeWchc(b *strings.Builder) {
 	for _, w := range s.watchesBySession() {
-		fmt.Fprintf(b, "0x%x\n", w.sid)
+		fmt.Fprintf(b, "0x%x\n", uint64(w.sid))
 		for _, p := range w.paths {
 			fmt.Fprintf(b, "\t%s\n", p)
 		}
@@ -268,7 +268,7 @@ func (s *Server) writeWchp(b *strings.Builder) {
 	for _, w := range s.watchesByPath() {
 		fmt.Fprintf(b, "%s\n", w.path)
 		for _, id := range w.sids {
-			fmt.Fprintf(b, "\t0x%x\n", id)
+			fmt.Fprintf(b, "\t0x%x\n", uint64(id))
 		}
 	}
 	b.WriteString("\n")
@@ -283,13 +283,13 @@ func (s *Server) writeDump(b *strings.Builder) {
 		fmt.Fprintf(b, "Session Sets (1)/(%d):\n", len(f.sessions))
 		b.WriteString("sessions with timeout:\n")
 		for _, ss := range f.sessions {
-			fmt.Fprintf(b, "\t0x%x\t%dms\n", ss.ID, ss.Timeout)
+			fmt.Fprintf(b, "\t0x%x\t%dms\n", uint64(ss.ID), ss.Timeout)
 		}
 	}
 	b.WriteString("ephemeral nodes dump:\n")
 	fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(f.ephemerals))
 	for _, e := range f.ephemerals {
-		fmt.Fprintf(b, "0x%x:\n", e.sid)
+		fmt.Fprintf(b, "0x%x:\n", uint64(e.sid))
 		for _, p := range e.paths {
 			fmt.Fprintf(b, "\t%s\n", p)
 		}
@@ -297,7 +297,7 @@ func (s *Server) writeDump(b *strings.Builder) {
 	b.WriteString("Connections dump:\n")
 	fmt.Fprintf(b, "Connections Sets (1)/(%d):\n", len(f.conns))
 	for _, c := range f.conns {
-		fmt.Fprintf(b, "\tip: /%s sessionId: 0x%x\n", c.addr, c.sid)
+		fmt.Fprintf(b, "\tip: /%s sessionId: 0x%x\n", c.addr, uint64(c.sid))
 	}
 }
 
