@@ -15,7 +15,7 @@ import (
 // maxCnxnsSteps opens sessions on a server with maxCnxns=2, one more than it takes, a
 // four-letter word, then closes one session and connects again: a line per outcome. A
 // place is taken again only once the server has seen a connection close (its own
-// four-letter connections too), so sessions 1 and 4 are tried until one is answered.
+// four-letter connections too), so sessions 1, 2 and 4 are tried until one is answered.
 func maxCnxnsSteps(t *testing.T, addr string) []string {
 	var lines []string
 	try := func() (*rawClient, *jute.Connected) {
@@ -43,10 +43,12 @@ func maxCnxnsSteps(t *testing.T, addr string) []string {
 		}
 	}
 	first := connect("session 1", true)
-	connect("session 2", false)
+	connect("session 2", true)
 	connect("session 3", false)
-	out, err := ztest.FourLetter(addr, "srvr")
-	lines = append(lines, fmt.Sprintf("srvr: %q %v", out, err != nil))
+	// The closed connection reads as an error or as EOF, whichever the server's close and
+	// the timing make it (ZooKeeper resets the socket): only what was answered counts.
+	out, _ := ztest.FourLetter(addr, "srvr")
+	lines = append(lines, fmt.Sprintf("srvr: %q", out))
 	if first != nil {
 		first.nc.Close()
 	}
