@@ -60,6 +60,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 func (f *FSM) applyRun(logs []*raft.Log, out []interface{}) {
 	es := make([]*Entry, len(logs))
 	var last *raft.Log // the last command
+	size := 0          // the commands' bytes, for snapSizeLimitInKb
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
 			continue
@@ -69,10 +70,11 @@ func (f *FSM) applyRun(logs []*raft.Log, out []interface{}) {
 			panic(fmt.Sprintf("quorum: log entry %d: %v", l.Index, err))
 		}
 		es[i], last = e, l
+		size += len(l.Data)
 	}
 	end := logs[len(logs)-1].Index
 	f.appliedIndex.Store(end)
-	f.snapBytes.add(commandBytes(logs))
+	f.snapBytes.add(size)
 	if last == nil {
 		f.appliedThrough(end)
 		return

@@ -47,17 +47,6 @@ func (s *snapshotBytes) reset() {
 	}
 }
 
-// commandBytes is the size of the commands among logs.
-func commandBytes(logs []*raft.Log) int {
-	n := 0
-	for _, l := range logs {
-		if l.Type == raft.LogCommand {
-			n += len(l.Data)
-		}
-	}
-	return n
-}
-
 // snapshotOnSize takes a snapshot whenever the FSM asks for one, until done closes.
 func (n *Node) snapshotOnSize(s *snapshotBytes) {
 	for {
