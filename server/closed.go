@@ -36,6 +36,8 @@ const (
 	closedTLSHandshake                      // a TLS handshake failed or did not finish in time
 	closedStaleRequest                      // the request throttle dropped a stale request
 	closedSessionExpired                    // its session was closed, not by a closeSession it sent: the session expired
+	closedLargeRequest                      // a large request would pass largeRequestMaxBytes
+	closedConnThrottle                      // the connection throttle had no token for its ConnectRequest
 	numCloseReasons
 )
 
@@ -59,6 +61,8 @@ var closeReasonNames = [numCloseReasons]string{
 	closedTLSHandshake:   "tls_handshake",
 	closedStaleRequest:   "stale_request",
 	closedSessionExpired: "session_expired",
+	closedLargeRequest:   "large_request",
+	closedConnThrottle:   "connection_throttle",
 }
 
 func (r closeReason) String() string { return closeReasonNames[r] }

@@ -47,7 +47,11 @@ type Config struct {
 	DigestAlgorithm        string         // zookeeper.DigestAuthenticationProvider.digestAlg (Java's name); "" = SHA1
 	MaxOutstanding         int            // per connection, before the reader stops reading
 	Throttle               ThrottleConfig // ZooKeeper's request throttle (throttle.go)
-	AdminAuth              AdminAuth      // the AdminServer's snapshot command (admin_snapshot.go)
+	// ConnThrottle is ZooKeeper's connection throttle (conn_throttle.go).
+	ConnThrottle ConnThrottleConfig
+	// LargeRequests bounds the bytes of large requests in process (large_requests.go).
+	LargeRequests LargeRequestConfig
+	AdminAuth     AdminAuth // the AdminServer's snapshot command (admin_snapshot.go)
 	// TreeMemoryLimit (treeMemoryLimit, zkraft's own), if positive: once the memory the
 	// tree's content takes (datatree's MemoryInUse) reaches it, writes that would grow
 	// the tree are refused with QuotaExceeded (memcap.go). The zkraft command sets it to
@@ -175,6 +179,8 @@ func DefaultConfig() Config {
 		MaxOutstanding:         1000,
 		CertReload:             true,
 		Throttle:               DefaultThrottle(),
+		ConnThrottle:           DefaultConnThrottle(),
+		LargeRequests:          DefaultLargeRequests(),
 		AdminAuth:              DefaultAdminAuth(),
 		QuorumSSL:              QuorumSSL{HostnameVerification: true},
 	}

@@ -73,6 +73,7 @@ type conn struct {
 	started    time.Time
 	stats      *connStats // cons' per-connection figures
 	adm        admission  // its requests counted by the request throttle (throttle.go)
+	large      largeHeld  // what its large requests hold (large_requests.go)
 }
 
 // pending is one request on its way through the connection.
@@ -89,6 +90,7 @@ type pending struct {
 	// admitted: counted in process by the request throttle until answered.
 	admitted bool
 	ids      []jute.Id // a write's identities when proposed, for the audit log (audit.go)
+	large    int32     // the bytes it holds as a large request (large_requests.go)
 }
 
 // readBufferSize is a busy connection's read buffer (an idle one lends it back,
@@ -141,6 +143,7 @@ func (c *conn) close(why closeReason) {
 	c.once.Do(func() {
 		close(c.done)
 		c.settleAdmissions()
+		c.releaseAllLarge()
 		c.srv.stats.closed[why].Add(1)
 		// Forget the connection before the socket closes, so a client that sees the
 		// close never finds it still listed (stat, cons) or counted.
@@ -215,6 +218,10 @@ func (c *conn) readLoop(r *connReader) {
 		p, ok := c.decode(frame)
 		if !ok {
 			c.close(closedBadFrame)
+			return
+		}
+		if !c.admitLarge(p, len(frame)) {
+			c.close(closedLargeRequest)
 			return
 		}
 		if !c.readOnly {
@@ -544,12 +551,16 @@ func (c *conn) respond(p *pending) bool {
 // request throttle.
 func (c *conn) settle(p *pending) {
 	c.finish(p)
+	c.releaseLarge(p)
 	c.srv.observe(p)
 }
 
 // answer replies to a request, its figures for cons recorded first (as ZooKeeper does),
 // so a client that has the reply finds them.
 func (c *conn) answer(p *pending, zxid int64, code jute.Code, body jute.Record) {
+	// A large request's bytes are given back before its reply goes, as ZooKeeper's
+	// FinalRequestProcessor does: the client's next request may come at once.
+	c.releaseLarge(p)
 	c.stats.answered(p.op, p.xid, code, zxid, p.start)
 	xid := p.xid
 	if p.op == jute.OpPing {

@@ -51,6 +51,8 @@ func (s *Server) resetConnStats() {
 func (s *Server) resetStats() {
 	s.stats.reset()
 	s.throttle.reset()
+	s.connThrottle.reset()
+	s.large.rejected.Store(0)
 	s.node.ResetProposalSizes()
 }
 

@@ -30,6 +30,10 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.close(readReason(err))
 		return false
 	}
+	if !c.fitsLarge(len(frame)) {
+		c.close(closedLargeRequest)
+		return false
+	}
 	start := time.Now()
 	c.recv.Add(1) // ZooKeeper counts the ConnectRequest among the packets received
 	c.srv.stats.received.Add(1)
@@ -38,6 +42,14 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	req.Decode(d)
 	if d.Err != nil {
 		c.srv.log.Warn("closing connection: bad connect request", "client", c.nc.RemoteAddr().String(), "err", d.Err)
+		return false
+	}
+	if !c.srv.connThrottle.admit(req.SessionId != 0) {
+		// ZooKeeper's ClientCnxnLimitException: counted as a refused connection.
+		c.srv.stats.rejected.Add(1)
+		c.srv.log.Warn("closing connection: the connection throttle has no token for it", "client", c.nc.RemoteAddr().String(),
+			"session", fmt.Sprintf("0x%x", uint64(req.SessionId)))
+		c.close(closedConnThrottle)
 		return false
 	}
 	if c.srv.isReadOnly() {

@@ -55,6 +55,10 @@ type Server struct {
 
 	stats    stats
 	throttle *throttle
+	// connThrottle takes tokens for ConnectRequests (conn_throttle.go); large bounds
+	// the bytes of large requests in process (large_requests.go).
+	connThrottle *connThrottle
+	large        largeRequests
 	// readBuffersLent counts the read buffers connections hold (connreader.go): busy
 	// connections and handshakes hold one, idle ones none.
 	readBuffersLent atomic.Int64
@@ -77,7 +81,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, log: log, conns: map[*conn]struct{}{}, perIP: map[string]int{}, stopping: make(chan struct{}),
-		sessions: map[int64]*conn{}, throttle: newThrottle(cfg.Throttle)}
+		sessions: map[int64]*conn{}, throttle: newThrottle(cfg.Throttle), connThrottle: newConnThrottle(cfg.ConnThrottle, log),
+		large: largeRequests{cfg: cfg.LargeRequests}}
 	s.traceMask.Store(defaultTraceMask)
 	s.memCap.limit = cfg.TreeMemoryLimit
 	var err error

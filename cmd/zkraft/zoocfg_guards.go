@@ -53,8 +53,14 @@ func init() {
 		return err
 	}
 	for k, set := range guardKeys {
-		zooCfgKeys[k] = set
-		zooCfgKeys["zookeeper."+k] = set
-		systemProperties["zookeeper."+k] = true
+		registerProperty(k, set)
 	}
+}
+
+// registerProperty takes a ZooKeeper system property zookeeper.<key> in zoo.cfg with or
+// without its prefix, and in JVMFLAGS with it.
+func registerProperty(key string, set func(*server.Config, string) error) {
+	zooCfgKeys[key] = set
+	zooCfgKeys["zookeeper."+key] = set
+	systemProperties["zookeeper."+key] = true
 }
