@@ -207,6 +207,8 @@ func (s *Server) notReady() string {
 		return "leading, not yet established: entries of earlier terms not all applied"
 	case !s.serving():
 		return "no leader: not in a quorum"
+	case s.leaderRefusesClients():
+		return "leading with leaderServes=no: takes no clients"
 	}
 	st := s.node.Stats()
 	commit, _ := strconv.ParseUint(st["commit_index"], 10, 64)

@@ -38,6 +38,7 @@ const (
 	closedSessionExpired                    // its session was closed, not by a closeSession it sent: the session expired
 	closedLargeRequest                      // a large request would pass largeRequestMaxBytes
 	closedConnThrottle                      // the connection throttle had no token for its ConnectRequest
+	closedLeaderServesNo                    // this member became leader with leaderServes=no
 	numCloseReasons
 )
 
@@ -63,6 +64,7 @@ var closeReasonNames = [numCloseReasons]string{
 	closedSessionExpired: "session_expired",
 	closedLargeRequest:   "large_request",
 	closedConnThrottle:   "connection_throttle",
+	closedLeaderServesNo: "leader_serves_no",
 }
 
 func (r closeReason) String() string { return closeReasonNames[r] }

@@ -79,6 +79,9 @@ type Config struct {
 	// serve clients that ask for a read-only session from its own state, as ZooKeeper's
 	// read-only server does (readonly.go). Off, such a member serves nobody.
 	ReadOnlyMode bool
+	// LeaderServesNo (leaderServes=no, zookeeper.leaderServes): a cluster's leader takes
+	// no clients (leader_serves.go).
+	LeaderServesNo bool
 	// SASL is the DIGEST-MD5 setup (saslauth.go); EnforceAuth refuses requests of
 	// connections that hold no identity of the enforced schemes.
 	SASL        SASLConfig

@@ -85,7 +85,7 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	switch {
 	case !allowed:
 		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
-	case needsServing[cmd] && !c.srv.serving():
+	case needsServing[cmd] && !c.srv.clientPortServing():
 		// A member with no leader (partitioned, removed, still joining), or a leader
 		// not yet established, serves nobody, unless it is read-only. ZooKeeper's hash prints it without the newline.
 		b.WriteString(notServing)
@@ -186,7 +186,7 @@ func (s *Server) writeIsro(b *strings.Builder) {
 	switch {
 	case s.isReadOnly():
 		b.WriteString("ro")
-	case s.serving():
+	case s.clientPortServing():
 		b.WriteString("rw")
 	default:
 		b.WriteString("null")

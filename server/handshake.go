@@ -60,6 +60,10 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.srv.log.Debug("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
 		return false
 	}
+	if c.srv.leaderRefusesClients() {
+		c.srv.log.Debug("refusing session: this member leads and leaderServes=no", "client", c.nc.RemoteAddr().String())
+		return false
+	}
 	timeout := c.negotiateTimeout(req.TimeOut)
 	if !c.caughtUp(req.LastZxidSeen, timeout) {
 		return false

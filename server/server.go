@@ -394,6 +394,7 @@ func (s *Server) watchQuorum() {
 			if s.isReadOnly() {
 				s.leaveReadOnly()
 			}
+			s.dropClientsOfLeader()
 			continue
 		}
 		if lost.IsZero() {

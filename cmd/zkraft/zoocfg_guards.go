@@ -33,6 +33,9 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 	"admin.forceHttps":      propertyBool(func(c *server.Config, b bool) { c.AdminTLS.ForceHTTPS = b }),
 	"admin.portUnification": propertyBool(func(c *server.Config, b bool) { c.AdminTLS.PortUnification = b }),
 	"admin.needClientAuth":  propertyBool(func(c *server.Config, b bool) { c.AdminTLS.NeedClientAuth = b }),
+	// A cluster's leader takes no clients when this is exactly "no", as Leader.lead reads
+	// it (server/leader_serves.go).
+	"leaderServes": func(c *server.Config, v string) error { c.LeaderServesNo = v == "no"; return nil },
 	// The throttle drains at once when zkraft stops; there is nothing to wait for.
 	"request_throttler.shutdownTimeout": func(*server.Config, string) error { return nil },
 }

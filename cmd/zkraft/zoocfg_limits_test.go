@@ -50,3 +50,17 @@ func TestLimitSettings(t *testing.T) {
 		t.Fatal("connection_throttle_drop_increase=high accepted")
 	}
 }
+
+// leaderServes is off only for exactly "no", as ZooKeeper's Leader reads it, from
+// zoo.cfg or JVMFLAGS.
+func TestLeaderServesSetting(t *testing.T) {
+	for text, want := range map[string]bool{"": false, "leaderServes=no\n": true, "leaderServes=NO\n": false,
+		"zookeeper.leaderServes=no\n": true, "leaderServes=yes\n": false} {
+		if got := loadQuietly(t, nil, text).LeaderServesNo; got != want {
+			t.Fatalf("%q: LeaderServesNo %v", text, got)
+		}
+	}
+	if !loadQuietly(t, map[string]string{"JVMFLAGS": "-Dzookeeper.leaderServes=no"}, "").LeaderServesNo {
+		t.Fatal("-Dzookeeper.leaderServes=no ignored")
+	}
+}

@@ -16,6 +16,9 @@ import (
 type Cluster struct {
 	Name    string
 	Members []*Server // Members[i] has myid i+1
+	// leaderServesNo: the ensemble runs with leaderServes=no, so its leader's srvr says
+	// it does not serve; the others following is what serving means.
+	leaderServesNo bool
 }
 
 // StartZkraftCluster starts n zkraft members (the binary's `start --config`).
@@ -47,7 +50,7 @@ func StartZooKeeperEnsemble(n int, opts Options) (*Cluster, error) {
 }
 
 func startCluster(name string, n int, opts Options, command func(cfg, tmp string) *exec.Cmd) (*Cluster, error) {
-	c := &Cluster{Name: name}
+	c := &Cluster{Name: name, leaderServesNo: opts.ExtraConfig["leaderServes"] == "no"}
 	ports := make([]int, 3*n) // client, peer, election per member
 	for i := range ports {
 		p, err := FreePort()
@@ -107,8 +110,9 @@ func startCluster(name string, n int, opts Options, command func(cfg, tmp string
 	return c, nil
 }
 
-// AwaitServing waits until every running member serves with a mode and one leads. A
-// read-only member (readonlymode.enabled, still without a leader) does not count.
+// AwaitServing waits until every running member serves with a mode and one leads (with
+// leaderServes=no: every running member but one follows). A read-only member
+// (readonlymode.enabled, still without a leader) does not count.
 func (c *Cluster) AwaitServing(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
@@ -126,7 +130,7 @@ func (c *Cluster) AwaitServing(limit time.Duration) error {
 				}
 			}
 		}
-		if leaders == 1 && serving == running {
+		if leaders == 1 && serving == running || c.leaderServesNo && leaders == 0 && serving == running-1 && running > 1 {
 			return nil
 		}
 		if time.Now().After(deadline) {
