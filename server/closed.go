@@ -20,7 +20,7 @@ const (
 	closedByClient       closeReason = iota // the client closed or reset the connection
 	closedBadFrame                          // a frame too large, or too short for a request header
 	closedReadError                         // any other read error
-	closedIdle                              // no ConnectRequest within sessionlessTimeout, or a read-only client silent for its session timeout
+	closedIdle                              // no ConnectRequest within SessionlessTimeout, or a read-only client silent for its session timeout
 	closedHandshake                         // the connect request was refused or unreadable
 	closedFourLetter                        // a four-letter word was answered
 	closedAfterReply                        // closeSession, an auth failure or an unknown op was answered

@@ -82,6 +82,12 @@ type Config struct {
 	// LeaderServesNo (leaderServes=no, zookeeper.leaderServes): a cluster's leader takes
 	// no clients (leader_serves.go).
 	LeaderServesNo bool
+	// NoDataDirAutocreate (zookeeper.datadir.autocreate=false): a data dir without a
+	// store does not start (datadir.go).
+	NoDataDirAutocreate bool
+	// SessionlessTimeout (zookeeper.nio.sessionlessCnxnTimeout, 10 s): a connection's
+	// ConnectRequest (or four-letter word) must have arrived by then.
+	SessionlessTimeout time.Duration
 	// SASL is the DIGEST-MD5 setup (saslauth.go); EnforceAuth refuses requests of
 	// connections that hold no identity of the enforced schemes.
 	SASL        SASLConfig
@@ -184,9 +190,18 @@ func DefaultConfig() Config {
 		Throttle:               DefaultThrottle(),
 		ConnThrottle:           DefaultConnThrottle(),
 		LargeRequests:          DefaultLargeRequests(),
+		SessionlessTimeout:     10 * time.Second,
 		AdminAuth:              DefaultAdminAuth(),
 		QuorumSSL:              QuorumSSL{HostnameVerification: true},
 	}
+}
+
+// sessionless is the effective SessionlessTimeout: 10 s unless it is positive.
+func (c *Config) sessionless() time.Duration {
+	if c.SessionlessTimeout > 0 {
+		return c.SessionlessTimeout
+	}
+	return 10 * time.Second
 }
 
 // MinTimeout is the effective minSessionTimeout.

@@ -165,10 +165,10 @@ func (c *conn) serve() {
 	}
 	r := newConnReader(c.nc, &c.srv.readBuffersLent)
 	br := r.buffered()
-	// A connection without a session is closed after sessionlessTimeout, as ZooKeeper's
+	// A connection without a session is closed after SessionlessTimeout, as ZooKeeper's
 	// (zookeeper.nio.sessionlessCnxnTimeout): an idle or half-sent handshake must not
 	// hold its goroutine and its maxClientCnxns place for good.
-	c.nc.SetReadDeadline(time.Now().Add(time.Duration(sessionlessTimeout.Load())))
+	c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.sessionless()))
 	if handled := c.maybeFourLetter(br); handled {
 		c.close(closedFourLetter)
 		r.release()

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/zkraft/zkraft/datatree"
@@ -11,13 +10,6 @@ import (
 	"github.com/zkraft/zkraft/quorum"
 	"github.com/zkraft/zkraft/session"
 )
-
-// sessionlessTimeout is how long a connection may go without a session: its
-// ConnectRequest (or four-letter word) must have arrived by then (ZooKeeper's
-// zookeeper.nio.sessionlessCnxnTimeout, 10 s). Atomic, for tests (as writeDeadline).
-var sessionlessTimeout atomic.Int64
-
-func init() { sessionlessTimeout.Store(int64(10 * time.Second)) }
 
 // handshake reads the ConnectRequest and answers it: a new session is created through
 // the log; an existing one is reattached if its password matches. false closes the

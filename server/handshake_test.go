@@ -9,12 +9,10 @@ import (
 )
 
 // A connection that sends no ConnectRequest, or only part of one, is closed after
-// sessionlessTimeout (ZooKeeper's zookeeper.nio.sessionlessCnxnTimeout): it gives back its
+// SessionlessTimeout (ZooKeeper's zookeeper.nio.sessionlessCnxnTimeout): it gives back its
 // maxClientCnxns place, and a client from the same address is served.
 func TestSessionlessConnectionIsClosed(t *testing.T) {
-	old := sessionlessTimeout.Swap(int64(300 * time.Millisecond))
-	t.Cleanup(func() { sessionlessTimeout.Store(old) })
-	s := startServer(t, func(c *Config) { c.MaxClientCnxns = 2 })
+	s := startServer(t, func(c *Config) { c.MaxClientCnxns, c.SessionlessTimeout = 2, 300*time.Millisecond })
 	addr := s.Addr().String()
 	idle := make([]net.Conn, 2)
 	for i := range idle {
@@ -41,7 +39,7 @@ func TestSessionlessConnectionIsClosed(t *testing.T) {
 	}
 	// The deadline ends with the handshake: a session quiet for longer keeps its
 	// connection.
-	time.Sleep(600 * time.Millisecond) // twice sessionlessTimeout
+	time.Sleep(600 * time.Millisecond) // twice SessionlessTimeout
 	if h := c.call(jute.OpExists, &jute.ExistsRequest{Path: "/"}, &jute.ExistsResponse{}); h.Err != 0 {
 		t.Fatalf("exists / after a quiet spell: %d", h.Err)
 	}

@@ -97,6 +97,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 
 // Start opens the store, waits until the node serves, and starts listening.
 func (s *Server) Start() error {
+	if err := s.cfg.missingDataDir(); err != nil {
+		return err
+	}
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
 	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered(), NoDigest: s.cfg.DigestDisabled,
 		SASL: s.cfg.SASL.AuthProvider, OnQuota: s.quotaExceeded}

@@ -36,6 +36,10 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 	// A cluster's leader takes no clients when this is exactly "no", as Leader.lead reads
 	// it (server/leader_serves.go).
 	"leaderServes": func(c *server.Config, v string) error { c.LeaderServesNo = v == "no"; return nil },
+	// A data dir without a store stops the start, unless this is "true" in any case (the
+	// default), as FileTxnSnapLog reads it (server/datadir.go).
+	"datadir.autocreate":         propertyBool(func(c *server.Config, b bool) { c.NoDataDirAutocreate = !b }),
+	"nio.sessionlessCnxnTimeout": msKey(func(c *server.Config, d time.Duration) { c.SessionlessTimeout = d }),
 	// The throttle drains at once when zkraft stops; there is nothing to wait for.
 	"request_throttler.shutdownTimeout": func(*server.Config, string) error { return nil },
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/server"
 )
@@ -62,5 +63,15 @@ func TestLeaderServesSetting(t *testing.T) {
 	}
 	if !loadQuietly(t, map[string]string{"JVMFLAGS": "-Dzookeeper.leaderServes=no"}, "").LeaderServesNo {
 		t.Fatal("-Dzookeeper.leaderServes=no ignored")
+	}
+}
+
+func TestDataDirAndSessionlessSettings(t *testing.T) {
+	cfg := loadQuietly(t, map[string]string{"JVMFLAGS": "-Dzookeeper.datadir.autocreate=false -Dzookeeper.nio.sessionlessCnxnTimeout=2500"}, "")
+	if !cfg.NoDataDirAutocreate || cfg.SessionlessTimeout != 2500*time.Millisecond {
+		t.Fatalf("%v %v", cfg.NoDataDirAutocreate, cfg.SessionlessTimeout)
+	}
+	if cfg := loadQuietly(t, nil, "datadir.autocreate=TRUE\n"); cfg.NoDataDirAutocreate || cfg.SessionlessTimeout != 10*time.Second {
+		t.Fatalf("defaults: %v %v", cfg.NoDataDirAutocreate, cfg.SessionlessTimeout)
 	}
 }
