@@ -48,6 +48,39 @@ var zooKeeperTuning = map[string]string{
 	"netty.server.outstandingHandshake.limit":               nettyOnly,
 	"netty.server.earlyDropSecureConnectionHandshakes":      nettyOnly,
 	"ssl.handshakeDetectionTimeoutMillis":                   "ZooKeeper 3.8 times only the member port's TLS detection with it (ssl.quorum.handshakeDetectionTimeoutMillis)",
+	"commitProcessor.numWorkerThreads":                      pipeline,
+	"commitProcessor.maxReadBatchSize":                      pipeline,
+	"commitProcessor.maxCommitBatchSize":                    pipeline,
+	"commitProcessor.shutdownTimeout":                       pipeline,
+	"follower.skipLearnerRequestToNextProcessor":            pipeline,
+	"nio.numSelectorThreads":                                nioOnly,
+	"nio.numWorkerThreads":                                  nioOnly,
+	"nio.directBufferBytes":                                 nioOnly,
+	"nio.shutdownTimeout":                                   nioOnly,
+	"netty.advancedFlowControl.enabled":                     nettyOnly,
+	"intBufferStartingSizeBytes":                            "zkraft sizes each answer's buffer itself",
+	"closeSessionTxn.enabled":                               "zkraft's closeSession entry always names the session's ephemerals",
+	"snapshotSizeFactor":                                    "Raft sends a member behind the leader's log a snapshot, whatever its size",
+	"forceSnapshotSync":                                     "Raft sends a member behind the leader's log a snapshot, whatever its size",
+	"leaderConnectDelayDuringRetryMs":                       zabOnly,
+	"leader.ackLoggingFrequency":                            zabOnly,
+	"leader.maxConcurrentSnapSyncs":                         zabOnly,
+	"leader.maxConcurrentDiffSyncs":                         zabOnly,
+	"leader.maxTimeToWaitForEpoch":                          zabOnly,
+	"observer.syncEnabled":                                  "an observer keeps the log as every member does",
+	"observerMaster.sizeLimit":                              "observers follow the leader over its peer port",
+	"messageTracker.BufferSize":                             zabOnly,
+	"messageTracker.Enabled":                                zabOnly,
+	"pathStats.enabled":                                     "zkraft keeps no per-path request statistics",
+	"pathStats.sampleRate":                                  "zkraft keeps no per-path request statistics",
+	"pathStats.maxDepth":                                    "zkraft keeps no per-path request statistics",
+	"pathStats.slotCapacity":                                "zkraft keeps no per-path request statistics",
+	"pathStats.slotDuration":                                "zkraft keeps no per-path request statistics",
+	"pathStats.initialDelay":                                "zkraft keeps no per-path request statistics",
+	"pathStats.delay":                                       "zkraft keeps no per-path request statistics",
+	"pathStats.topPathMax":                                  "zkraft keeps no per-path request statistics",
+	"jmx.log4j.disable":                                     noJVM,
+	"jmx.log4j.mbean":                                       noJVM,
 	"metricsProvider.exportJvmInfo":                         noJVM,
 	"metricsProvider.numWorkerThreads":                      "zkraft's metrics need no worker threads",
 	"metricsProvider.maxQueueSize":                          "zkraft's metrics need no worker threads",
@@ -60,6 +93,8 @@ const (
 	noResponseCache = "zkraft serves reads from the tree, with no cache of encoded answers"
 	watchTable      = "it tunes ZooKeeper's watch manager; zkraft's watch table needs no cleaner"
 	nettyOnly       = "it tunes ZooKeeper's Netty server"
+	nioOnly         = "it tunes ZooKeeper's NIO server; a zkraft connection is served by its own goroutines"
+	pipeline        = "it tunes ZooKeeper's request processors; zkraft's connections read and answer in order themselves"
 )
 
 func init() {
