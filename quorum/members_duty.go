@@ -18,13 +18,17 @@ import (
 // if the write it proposed first in its term (membershipFirst) did not.
 func (d *duties) membershipLoop(ctx context.Context) {
 	n := d.n
+	if r := n.reach(); r != nil {
+		r.reset()
+	}
 	if f := n.proposeFirstMembership(); f != nil {
 		if err := f.Error(); err != nil {
 			n.cfg.Logger.Warn("writing the initial membership failed", "err", err)
 		}
 	}
 	for {
-		if err := d.reconcile(); err != nil {
+		removed, err := d.reconcile()
+		if err != nil {
 			n.cfg.Logger.Warn("membership change failed; retrying", "err", err)
 			select {
 			case <-ctx.Done():
@@ -33,12 +37,35 @@ func (d *duties) membershipLoop(ctx context.Context) {
 			}
 			continue
 		}
+		// While a removed member follows as a non-voter, look again now and then: it is
+		// forgotten once it has been unreachable for the grace (forgetRemoved).
+		var again <-chan time.Time
+		if removed {
+			again = time.After(max(n.forgetRemovedAfter()/2, 50*time.Millisecond))
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-n.membersChanged:
+		case <-again:
 		}
 	}
+}
+
+// forgetRemovedAfter is how long a removed member, following as a non-voter, may be
+// unreachable before the leader drops it from Raft's configuration: the sync window
+// (syncLimit ticks, after which a ZooKeeper leader drops a learner that stopped
+// answering), at least two heartbeat timeouts.
+func (n *Node) forgetRemovedAfter() time.Duration {
+	return max(n.syncWindow(), 2*n.cfg.HeartbeatTimeout)
+}
+
+// reach is the transport's record of which peers answer (nil on other transports).
+func (n *Node) reach() *reachability {
+	if ct, ok := n.trans.(*contactTransport); ok {
+		return ct.reach
+	}
+	return nil
 }
 
 // membershipFirst makes the first membership (proposeFirstMembership) the first command
@@ -95,17 +122,19 @@ func (n *Node) proposeFirstMembership() raft.ApplyFuture {
 // Additions go first, so a replaced majority never drops below a quorum. A member the
 // membership no longer lists is not dropped from Raft's configuration but demoted to a
 // non-voter: as ZooKeeper's removed server, it goes on following the leader as a
-// "non-voting follower" and serving its clients, until it is stopped or added back. The
-// leader demotes itself last (it steps down once that commits).
-func (d *duties) reconcile() error {
+// "non-voting follower" and serving its clients, until it is stopped (then, unreachable
+// for forgetRemovedAfter, it is dropped, as a ZooKeeper leader forgets a learner that
+// went silent) or added back. The leader demotes itself last (it steps down once that
+// commits). removed reports whether a removed member still follows as a non-voter.
+func (d *duties) reconcile() (removed bool, err error) {
 	n := d.n
 	want, ok := n.FSM.Members()
 	if !ok {
-		return nil
+		return false, nil
 	}
 	fut := n.raft.GetConfiguration()
 	if err := fut.Error(); err != nil {
-		return err
+		return false, err
 	}
 	have := map[raft.ServerID]raft.Server{}
 	for _, s := range fut.Configuration().Servers {
@@ -125,7 +154,7 @@ func (d *duties) reconcile() error {
 				continue
 			}
 			if err := n.raft.RemoveServer(id, 0, wait).Error(); err != nil {
-				return err
+				return false, err
 			}
 			delete(have, id)
 			n.cfg.Logger.Info("membership: removed server dropped; its address is taken", "server", string(id), "by", p.ID)
@@ -138,15 +167,15 @@ func (d *duties) reconcile() error {
 		switch {
 		case p.Observer && (!in || cur.Address != addr):
 			if err := n.raft.AddNonvoter(id, addr, 0, wait).Error(); err != nil {
-				return err
+				return false, err
 			}
 		case p.Observer && cur.Suffrage == raft.Voter:
 			if err := n.raft.DemoteVoter(id, 0, wait).Error(); err != nil {
-				return err
+				return false, err
 			}
 		case !p.Observer && (!in || cur.Address != addr || cur.Suffrage != raft.Voter):
 			if err := n.raft.AddVoter(id, addr, 0, wait).Error(); err != nil {
-				return err
+				return false, err
 			}
 		default:
 			continue
@@ -163,15 +192,43 @@ func (d *duties) reconcile() error {
 			continue
 		}
 		if err := n.raft.DemoteVoter(id, 0, wait).Error(); err != nil {
-			return err
+			return false, err
 		}
 		n.cfg.Logger.Info("membership: server removed; it follows as a non-voter", "server", string(id))
+		removed = true
 	}
 	if demoteSelf {
 		n.cfg.Logger.Info("membership: this leader was removed; stepping down to follow as a non-voter")
-		return n.raft.DemoteVoter(self, 0, wait).Error()
+		return false, n.raft.DemoteVoter(self, 0, wait).Error()
 	}
-	return nil
+	forgotten, err := d.forgetRemoved(want, have)
+	return removed || forgotten, err
+}
+
+// forgetRemoved drops from Raft's configuration each removed member (a non-voter the
+// membership does not list) that has been unreachable for forgetRemovedAfter, and
+// reports whether one is left following.
+func (d *duties) forgetRemoved(want Membership, have map[raft.ServerID]raft.Server) (left bool, err error) {
+	n := d.n
+	r := n.reach()
+	for id, s := range have {
+		if _, listed := want.Peer(string(id)); listed || s.Suffrage != raft.Nonvoter || id == raft.ServerID(n.cfg.ID) {
+			continue
+		}
+		down := time.Duration(0)
+		if r != nil {
+			down = r.downFor(id)
+		}
+		if down < n.forgetRemovedAfter() {
+			left = true
+			continue
+		}
+		if err := n.raft.RemoveServer(id, 0, 10*time.Second).Error(); err != nil {
+			return true, err
+		}
+		n.cfg.Logger.Info("membership: a removed server that stopped answering is forgotten", "server", string(id), "down_for", down.Round(time.Millisecond))
+	}
+	return left, nil
 }
 
 // MembershipApplied reports whether Raft's configuration, as this server knows it,

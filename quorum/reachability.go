@@ -58,6 +58,29 @@ func (r *reachability) failed(id raft.ServerID, err error) bool {
 	return false
 }
 
+// downFor is how long peer id has been unreachable (0: it answers, or nothing was
+// sent to it since reset).
+func (r *reachability) downFor(id raft.ServerID) time.Duration {
+	if r.nDown.Load() == 0 {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o := r.down[id]; o != nil {
+		return r.now().Sub(o.since)
+	}
+	return 0
+}
+
+// reset forgets the outages recorded: a server that starts leading again judges each
+// peer by what it sends from then on, not by what it saw when it last led.
+func (r *reachability) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.down)
+	r.nDown.Store(0)
+}
+
 // answered records that peer id answered, and reports whether that ends an outage.
 func (r *reachability) answered(id raft.ServerID) bool {
 	if r.nDown.Load() == 0 {

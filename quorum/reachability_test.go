@@ -47,3 +47,29 @@ func TestReachabilityLines(t *testing.T) {
 		t.Errorf("second outage not reported:\n%s", buf.String())
 	}
 }
+
+// downFor is how long a peer has been failing, 0 once it answers or after a reset (a
+// server that leads again judges peers afresh).
+func TestReachabilityDownFor(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := newReachability(slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)), func() time.Time { return now }, time.Minute)
+	if d := r.downFor("2"); d != 0 {
+		t.Fatalf("never tried: %v", d)
+	}
+	r.failed("2", errors.New("refused"))
+	now = now.Add(3 * time.Second)
+	r.failed("2", errors.New("refused"))
+	if d := r.downFor("2"); d != 3*time.Second {
+		t.Fatalf("down for %v, want 3s", d)
+	}
+	r.answered("2")
+	if d := r.downFor("2"); d != 0 {
+		t.Fatalf("answered, down for %v", d)
+	}
+	r.failed("3", errors.New("refused"))
+	now = now.Add(time.Second)
+	r.reset()
+	if d := r.downFor("3"); d != 0 || r.nDown.Load() != 0 {
+		t.Fatalf("after reset: down for %v, %d down", d, r.nDown.Load())
+	}
+}

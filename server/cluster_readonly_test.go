@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -295,5 +296,39 @@ func TestRemovedMemberFollowsAsANonVoter(t *testing.T) {
 	ro := dial(t, addr)
 	if resp := ro.tryConnect(readOnlyConnect(0, nil)); resp != nil {
 		t.Fatalf("a read-only session on the removed member: %+v", resp)
+	}
+}
+
+// A removed member that keeps answering follows as a non-voter for as long as it runs;
+// once it is stopped and has not answered for the sync window, the leader forgets it,
+// as a ZooKeeper leader drops a learner that went silent, and stops trying to reach it.
+// Started again, it disturbs nobody: it is no voter and nobody sends to it.
+func TestStoppedRemovedMemberIsForgotten(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReconfigEnabled, c.SuperDigest = true, superDigest })
+	l, f := tc.leader(), tc.follower()
+	reconfigRemove(t, superSession(t, tc.addr(l)), f)
+	id := fmt.Sprintf("ID:%d ", f+1)
+	inRaft := func() bool { return strings.Contains(tc.servers[l].node.Stats()["latest_configuration"], id) }
+	// Reachable, it stays, past many times the grace (2 ticks: 400 ms here).
+	time.Sleep(2 * time.Second)
+	if !inRaft() {
+		t.Fatalf("a removed member that answers was dropped: %s", tc.servers[l].node.Stats()["latest_configuration"])
+	}
+	tc.stop(f)
+	for deadline := time.Now().Add(10 * time.Second); inRaft(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a stopped removed member is still in Raft's configuration: %s", tc.servers[l].node.Stats()["latest_configuration"])
+		}
+	}
+	term := tc.servers[l].node.Stats()["term"]
+	defer func(d time.Duration) { firstLeaderWait = d }(firstLeaderWait)
+	firstLeaderWait = time.Second // it will not find one
+	tc.start(f)
+	time.Sleep(2 * time.Second)
+	if !tc.servers[l].node.IsLeader() || tc.servers[l].node.Stats()["term"] != term {
+		t.Fatalf("the forgotten member's return disturbed the leader: term %s -> %s", term, tc.servers[l].node.Stats()["term"])
+	}
+	if srvr := askFourLetter(t, tc.addr(f), "srvr"); !strings.Contains(srvr, notServing) {
+		t.Fatalf("the forgotten member serves:\n%s", srvr)
 	}
 }
