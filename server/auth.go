@@ -33,6 +33,8 @@ func (c *conn) authenticate(p *pending) {
 		}
 		next.Ids = appendID(next.Ids, jute.Id{Scheme: "digest", Id: id})
 		c.caller.Store(&next)
+	case a.Scheme == "ensemble":
+		c.authenticateEnsemble(p, a.Auth)
 	case a.Scheme == "ip":
 		// The connection already has its ip identity.
 	case a.Scheme == "x509":

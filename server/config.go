@@ -85,6 +85,11 @@ type Config struct {
 	// NoDataDirAutocreate (zookeeper.datadir.autocreate=false): a data dir without a
 	// store does not start (datadir.go).
 	NoDataDirAutocreate bool
+	// EnsembleProvider: ZooKeeper's EnsembleAuthenticationProvider is registered (the
+	// ensemble scheme, ensemble_auth.go); EnsembleNames (zookeeper.ensembleAuthName) are
+	// the names it takes, nil: any.
+	EnsembleProvider bool
+	EnsembleNames    []string
 	// SessionlessTimeout (zookeeper.nio.sessionlessCnxnTimeout, 10 s): a connection's
 	// ConnectRequest (or four-letter word) must have arrived by then.
 	SessionlessTimeout time.Duration
@@ -297,6 +302,8 @@ func (c *Config) schemeRegistered(scheme string) bool {
 		return c.SASL.AuthProvider
 	case "x509":
 		return c.x509Registered()
+	case "ensemble":
+		return c.EnsembleProvider
 	}
 	return false
 }

@@ -53,6 +53,7 @@ func (s *Server) resetStats() {
 	s.throttle.reset()
 	s.connThrottle.reset()
 	s.large.rejected.Store(0)
+	s.ensemble.reset()
 	s.node.ResetProposalSizes()
 }
 

@@ -36,6 +36,16 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.srv.log.Warn("closing connection: bad connect request", "client", c.nc.RemoteAddr().String(), "err", d.Err)
 		return false
 	}
+	// A member that serves nobody refuses before the connection throttle is asked, as
+	// ZooKeeper's client port refuses every frame while it has no server to hand it to.
+	if !c.srv.isReadOnly() && !c.srv.node.HasLeader() {
+		c.srv.log.Debug("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
+		return false
+	}
+	if c.srv.leaderRefusesClients() {
+		c.srv.log.Debug("refusing session: this member leads and leaderServes=no", "client", c.nc.RemoteAddr().String())
+		return false
+	}
 	if !c.srv.connThrottle.admit(req.SessionId != 0) {
 		// ZooKeeper's ClientCnxnLimitException: counted as a refused connection.
 		c.srv.stats.rejected.Add(1)
@@ -48,14 +58,6 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		return c.readOnlyHandshake(&req)
 	}
 	fsm := c.srv.node.FSM
-	if !c.srv.node.HasLeader() {
-		c.srv.log.Debug("refusing session: this member has no leader", "client", c.nc.RemoteAddr().String())
-		return false
-	}
-	if c.srv.leaderRefusesClients() {
-		c.srv.log.Debug("refusing session: this member leads and leaderServes=no", "client", c.nc.RemoteAddr().String())
-		return false
-	}
 	timeout := c.negotiateTimeout(req.TimeOut)
 	if !c.caughtUp(req.LastZxidSeen, timeout) {
 		return false

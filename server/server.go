@@ -59,6 +59,7 @@ type Server struct {
 	// the bytes of large requests in process (large_requests.go).
 	connThrottle *connThrottle
 	large        largeRequests
+	ensemble     ensembleAuth
 	// readBuffersLent counts the read buffers connections hold (connreader.go): busy
 	// connections and handshakes hold one, idle ones none.
 	readBuffersLent atomic.Int64

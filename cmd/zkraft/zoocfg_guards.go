@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zkraft/zkraft/server"
@@ -40,6 +41,14 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 	// default), as FileTxnSnapLog reads it (server/datadir.go).
 	"datadir.autocreate":         propertyBool(func(c *server.Config, b bool) { c.NoDataDirAutocreate = !b }),
 	"nio.sessionlessCnxnTimeout": msKey(func(c *server.Config, d time.Duration) { c.SessionlessTimeout = d }),
+	// The names EnsembleAuthenticationProvider takes, comma-separated, each trimmed.
+	"ensembleAuthName": func(c *server.Config, v string) error {
+		c.EnsembleNames = []string{}
+		for _, n := range strings.Split(v, ",") {
+			c.EnsembleNames = append(c.EnsembleNames, strings.TrimSpace(n))
+		}
+		return nil
+	},
 	// The throttle drains at once when zkraft stops; there is nothing to wait for.
 	"request_throttler.shutdownTimeout": func(*server.Config, string) error { return nil },
 }

@@ -75,3 +75,14 @@ func TestDataDirAndSessionlessSettings(t *testing.T) {
 		t.Fatalf("defaults: %v %v", cfg.NoDataDirAutocreate, cfg.SessionlessTimeout)
 	}
 }
+
+func TestEnsembleAuthSettings(t *testing.T) {
+	cfg := loadQuietly(t, map[string]string{"JVMFLAGS": "-Dzookeeper.ensembleAuthName=a,b"},
+		"authProvider.3=org.apache.zookeeper.server.auth.EnsembleAuthenticationProvider\n")
+	if !cfg.EnsembleProvider || strings.Join(cfg.EnsembleNames, "|") != "a|b" {
+		t.Fatalf("%v %q", cfg.EnsembleProvider, cfg.EnsembleNames)
+	}
+	if cfg := loadQuietly(t, nil, "ensembleAuthName= x , y\n"); strings.Join(cfg.EnsembleNames, "|") != "x|y" || cfg.EnsembleProvider {
+		t.Fatalf("%v %q", cfg.EnsembleProvider, cfg.EnsembleNames)
+	}
+}

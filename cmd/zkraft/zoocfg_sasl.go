@@ -58,7 +58,10 @@ func isSASLProperty(name string) bool {
 const (
 	saslProviderClass   = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
 	digestProviderClass = "org.apache.zookeeper.server.auth.DigestAuthenticationProvider"
-	ipProviderClass     = "org.apache.zookeeper.server.auth.IPAuthenticationProvider"
+	// ensembleProviderClass checks the name a client gives with addauth ensemble
+	// against ensembleAuthName (server/ensemble_auth.go).
+	ensembleProviderClass = "org.apache.zookeeper.server.auth.EnsembleAuthenticationProvider"
+	ipProviderClass       = "org.apache.zookeeper.server.auth.IPAuthenticationProvider"
 )
 
 // prefixedAuthKey takes the keys ZooKeeper reads by prefix: authProvider.<anything>
@@ -82,6 +85,8 @@ func prefixedAuthKey(c *server.Config, key, val string) (handled bool, warning s
 		// ProviderRegistry keys a provider by its scheme, whatever the key's N: the
 		// x509 scheme is registered as by authProvider.x509.
 		c.X509Provider = true
+	case ensembleProviderClass:
+		c.EnsembleProvider = true
 	case digestProviderClass, ipProviderClass:
 	default:
 		return true, fmt.Sprintf("%s: authentication provider %s is not one zkraft has and is ignored", key, val)
