@@ -40,6 +40,11 @@ func (o Options) provider(scheme string) (provider, bool) {
 	case "x509":
 		return x509Provider, o.X509
 	case "sasl":
+		if o.SASL && o.SASLAnyUser != "" {
+			return provider{authenticated: true, valid: ValidSASLID, matches: func(id, e string) bool {
+				return saslProvider.matches(id, e) || e == o.SASLAnyUser
+			}}, true
+		}
 		if o.SASL {
 			return saslProvider, true
 		}

@@ -31,6 +31,9 @@ type Options struct {
 	// naming it does. Without it, as in ZooKeeper, a sasl ACL is InvalidACL and a sasl
 	// entry of an existing ACL matches nobody, whatever ids a connection holds.
 	SASL bool
+	// SASLAnyUser, if set, is the sasl ACL id that every SASL user matches (ZooKeeper's
+	// zookeeper.letAnySaslUserDoX). Every member must agree on it.
+	SASLAnyUser string
 	// NoDigest unregisters the digest scheme, as ZooKeeper's
 	// zookeeper.DigestAuthenticationProvider.enabled=false does: a digest ACL is
 	// InvalidACL and a digest entry of an existing ACL matches nobody. Every member must

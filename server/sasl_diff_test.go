@@ -402,3 +402,26 @@ func TestSASLOnAZkraftClusterFollower(t *testing.T) {
 	}
 	compareLines(t, want, kazooSASL(t, c.Members[(leader+1)%3].Addr))
 }
+
+// zookeeper.letAnySaslUserDoX names a sasl ACL id every SASL user matches: alice reads a
+// node bob made for it, but not bob's own; an anonymous client reads neither.
+func TestLetAnySaslUserMatchesZooKeeper(t *testing.T) {
+	opts := saslOptions(t, true, map[string]string{"authProvider.1": saslProvider})
+	opts.JVMFlags = append(opts.JVMFlags, "-Dzookeeper.letAnySaslUserDoX=anyone-sasl")
+	bothTranscripts(t, opts, func(t *testing.T, addr string) []string {
+		var out []string
+		bob := rawSession(t, addr)
+		bob.saslLogin("bob", "bob-secret")
+		anyACL := []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "sasl", Id: "anyone-sasl"}}}
+		out = append(out, "bob creates for any sasl user: "+bob.describe(jute.OpCreate, &jute.CreateRequest{Path: "/any", Data: []byte("x"), Acl: anyACL}))
+		out = append(out, "bob creates his own: "+bob.describe(jute.OpCreate, &jute.CreateRequest{Path: "/bob", Data: []byte("x"), Acl: bobACL}))
+		alice := rawSession(t, addr)
+		alice.saslLogin("alice", "alice-secret")
+		out = append(out, "alice reads it: "+alice.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/any"}))
+		out = append(out, "alice writes it: "+alice.describe(jute.OpSetData, &jute.SetDataRequest{Path: "/any", Data: []byte("y"), Version: -1}))
+		out = append(out, "alice reads bob's: "+alice.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/bob"}))
+		anon := rawSession(t, addr)
+		out = append(out, "anonymous reads it: "+anon.describe(jute.OpGetData, &jute.GetDataRequest{Path: "/any"}))
+		return out
+	})
+}

@@ -28,6 +28,9 @@ type SASLConfig struct {
 	// AllowFailedClients (zookeeper.allowSaslFailedClients) keeps the connection of a
 	// client whose SASL exchange failed, unless SASL is required.
 	AllowFailedClients bool
+	// AnyUser (zookeeper.letAnySaslUserDoX): a sasl ACL entry naming it matches every
+	// SASL user. Every member must agree on it (the ACL is checked where it is applied).
+	AnyUser string
 }
 
 // EnforceAuthConfig is enforce.auth.enabled and enforce.auth.schemes, and

@@ -49,6 +49,8 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 		}
 		return nil
 	},
+	// A sasl ACL entry naming this user matches every SASL user (server/saslauth.go).
+	"letAnySaslUserDoX": func(c *server.Config, v string) error { c.SASL.AnyUser = v; return nil },
 	// The throttle drains at once when zkraft stops; there is nothing to wait for.
 	"request_throttler.shutdownTimeout": func(*server.Config, string) error { return nil },
 }

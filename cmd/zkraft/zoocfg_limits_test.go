@@ -86,3 +86,9 @@ func TestEnsembleAuthSettings(t *testing.T) {
 		t.Fatalf("%v %q", cfg.EnsembleProvider, cfg.EnsembleNames)
 	}
 }
+
+func TestLetAnySaslUserSetting(t *testing.T) {
+	if got := loadQuietly(t, map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.letAnySaslUserDoX=all"}, "").SASL.AnyUser; got != "all" {
+		t.Fatalf("%q", got)
+	}
+}
