@@ -146,8 +146,20 @@ func (d *duties) cleanupLoop(ctx context.Context) {
 		var paths []string
 		now := time.Now().UnixMilli()
 		d.n.FSM.Read(func(t *datatree.Tree, _ *session.Table) { paths = t.CleanupCandidates(now) })
+		// ZooKeeper's ContainerManager proposes one deletion per minute/maxPerMinute.
+		var gap time.Duration
+		if n := d.n.cfg.ContainerMaxPerMinute; n > 0 {
+			gap = time.Minute / time.Duration(n)
+		}
 		var last Future
-		for _, p := range paths {
+		for i, p := range paths {
+			if i > 0 && gap > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(gap):
+				}
+			}
 			last = d.n.Propose(&Entry{Op: jute.OpDeleteContainer, Super: true, Time: now, Req: &jute.DeleteRequest{Path: p, Version: -1}})
 		}
 		if last != nil {

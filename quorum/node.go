@@ -36,6 +36,9 @@ type Config struct {
 	// ContainerCheckInterval is how often the leader looks for empty containers and
 	// expired TTL nodes (znode.container.checkIntervalMs).
 	ContainerCheckInterval time.Duration
+	// ContainerMaxPerMinute bounds how fast that cleanup proposes deletions
+	// (ZooKeeper's znode.container.maxPerMinute); 0 or less: no bound.
+	ContainerMaxPerMinute int
 	// SnapshotThreshold is how many entries go to the log between snapshots (snapCount).
 	SnapshotThreshold uint64
 	// SnapshotBytes is how many bytes of commands go to the log between snapshots

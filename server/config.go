@@ -38,15 +38,21 @@ type Config struct {
 	ExtendedTypes          bool
 	MaxBuffer              int
 	ContainerCheckInterval time.Duration
-	SnapCount              uint64
-	SnapSizeLimit          int64 // snapSizeLimitInKb in bytes: log bytes between snapshots; 0 or less = no limit
-	SnapRetainCount        int
-	FsyncWarning           time.Duration  // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
-	SuperDigest            string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
-	DigestDisabled         bool           // zookeeper.DigestAuthenticationProvider.enabled=false: no digest scheme (addauth, ACLs, super digest)
-	DigestAlgorithm        string         // zookeeper.DigestAuthenticationProvider.digestAlg (Java's name); "" = SHA1
-	MaxOutstanding         int            // per connection, before the reader stops reading
-	Throttle               ThrottleConfig // ZooKeeper's request throttle (throttle.go)
+	// ContainerMaxNeverUsed (znode.container.maxNeverUsedIntervalMs, 0: never): a
+	// container that never had a child is deleted once its mtime is this old. Every
+	// member must agree on it. ContainerMaxPerMinute (znode.container.maxPerMinute,
+	// 10000): the leader's cleanup deletes no faster.
+	ContainerMaxNeverUsed time.Duration
+	ContainerMaxPerMinute int
+	SnapCount             uint64
+	SnapSizeLimit         int64 // snapSizeLimitInKb in bytes: log bytes between snapshots; 0 or less = no limit
+	SnapRetainCount       int
+	FsyncWarning          time.Duration  // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
+	SuperDigest           string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
+	DigestDisabled        bool           // zookeeper.DigestAuthenticationProvider.enabled=false: no digest scheme (addauth, ACLs, super digest)
+	DigestAlgorithm       string         // zookeeper.DigestAuthenticationProvider.digestAlg (Java's name); "" = SHA1
+	MaxOutstanding        int            // per connection, before the reader stops reading
+	Throttle              ThrottleConfig // ZooKeeper's request throttle (throttle.go)
 	// ConnThrottle is ZooKeeper's connection throttle (conn_throttle.go).
 	ConnThrottle ConnThrottleConfig
 	// LargeRequests bounds the bytes of large requests in process (large_requests.go).
@@ -187,6 +193,7 @@ func DefaultConfig() Config {
 		ExistsACLCheck:         true,
 		MaxBuffer:              jute.DefaultMaxBuffer,
 		ContainerCheckInterval: time.Minute,
+		ContainerMaxPerMinute:  10000,
 		SnapCount:              100000,
 		SnapSizeLimit:          4 << 30,
 		SnapRetainCount:        3,

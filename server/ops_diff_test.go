@@ -965,3 +965,28 @@ func TestRootDataSizeAsDocumented(t *testing.T) {
 		s.Stop()
 	}
 }
+
+// znode.container.maxNeverUsedIntervalMs: a container that never had a child is cleaned
+// up once it is that old, as in ZooKeeper 3.8 (ContainerManager); without the setting
+// it stays (TestCleanupMatchesZooKeeper).
+func TestContainerNeverUsedMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	cr := func(p string, flags int32) *jute.CreateRequest {
+		return &jute.CreateRequest{Path: p, Data: []byte("d"), Acl: openACL, Flags: flags}
+	}
+	ls := func(p string) *jute.GetChildren2Request { return &jute.GetChildren2Request{Path: p} }
+	steps := []opStep{
+		{op: jute.OpCreateContainer, req: cr("/never", jute.FlagContainer)},
+		{op: jute.OpCreateContainer, req: cr("/full", jute.FlagContainer)},
+		{op: jute.OpCreate, req: cr("/full/x", 0)},
+		{op: opPause, req: pause(3500 * time.Millisecond)},
+		{op: jute.OpCreateContainer, req: cr("/young", jute.FlagContainer)},
+		{op: jute.OpGetChildren2, req: ls("/")},
+	}
+	opts := ztest.Options{JVMFlags: []string{"-Dznode.container.checkIntervalMs=500", "-Dznode.container.maxNeverUsedIntervalMs=1000"}}
+	zk, us := opsOnStandalone(t, opts, 1, steps)
+	compareOps(t, steps, zk, us)
+	if last := zk[len(zk)-1]; strings.Contains(last, "never") || !strings.Contains(last, "young") {
+		t.Fatalf("ZooKeeper's tree after the cleanup: %s", last)
+	}
+}

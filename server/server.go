@@ -117,6 +117,8 @@ func (s *Server) Start() error {
 	}
 	qc.TickTime = s.cfg.TickTime
 	qc.ContainerCheckInterval = s.cfg.ContainerCheckInterval
+	qc.ContainerMaxPerMinute = s.cfg.ContainerMaxPerMinute
+	qc.Tree.ContainerMaxNeverUsed = s.cfg.ContainerMaxNeverUsed.Milliseconds()
 	qc.SnapshotThreshold = s.cfg.SnapCount
 	qc.SnapshotBytes = max(s.cfg.SnapSizeLimit, 0)
 	qc.SnapshotRetain = s.cfg.SnapRetainCount

@@ -39,6 +39,8 @@ var systemProperties = map[string]bool{
 	"zookeeper.fsync.warningthresholdms":                 true,
 	"fsync.warningthresholdms":                           true,
 	"znode.container.checkIntervalMs":                    true,
+	"znode.container.maxNeverUsedIntervalMs":             true,
+	"znode.container.maxPerMinute":                       true,
 	"zookeeper.DigestAuthenticationProvider.superDigest": true,
 	"zookeeper.DigestAuthenticationProvider.enabled":     true,
 	"zookeeper.DigestAuthenticationProvider.digestAlg":   true,

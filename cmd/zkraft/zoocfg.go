@@ -53,6 +53,8 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"readonlymode.enabled":                               propertyBool(func(c *server.Config, b bool) { c.ReadOnlyMode = b }),
 	"jute.maxbuffer":                                     intKey(func(c *server.Config, n int) { c.MaxBuffer = n }),
 	"znode.container.checkIntervalMs":                    msKey(func(c *server.Config, d time.Duration) { c.ContainerCheckInterval = d }),
+	"znode.container.maxNeverUsedIntervalMs":             longMsKey(func(c *server.Config, d time.Duration) { c.ContainerMaxNeverUsed = d }),
+	"znode.container.maxPerMinute":                       intKey(func(c *server.Config, n int) { c.ContainerMaxPerMinute = n }),
 	"snapCount":                                          snapCount,
 	"snapSizeLimitInKb":                                  snapSizeLimit,
 	"zookeeper.snapSizeLimitInKb":                        snapSizeLimit,
@@ -162,6 +164,18 @@ func intKey(set func(*server.Config, int)) func(*server.Config, string) error {
 			return fmt.Errorf("not an integer: %q", v)
 		}
 		set(c, int(n))
+		return nil
+	}
+}
+
+// longMsKey is msKey for a Java long.
+func longMsKey(set func(*server.Config, time.Duration)) func(*server.Config, string) error {
+	return func(c *server.Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", v)
+		}
+		set(c, time.Duration(min(n, math.MaxInt64/int64(time.Millisecond)))*time.Millisecond)
 		return nil
 	}
 }

@@ -92,3 +92,13 @@ func TestLetAnySaslUserSetting(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+func TestContainerSettings(t *testing.T) {
+	cfg := loadQuietly(t, map[string]string{"JVMFLAGS": "-Dznode.container.maxNeverUsedIntervalMs=90000 -Dznode.container.maxPerMinute=60"}, "")
+	if cfg.ContainerMaxNeverUsed != 90*time.Second || cfg.ContainerMaxPerMinute != 60 {
+		t.Fatalf("%v %d", cfg.ContainerMaxNeverUsed, cfg.ContainerMaxPerMinute)
+	}
+	if cfg := loadQuietly(t, nil, ""); cfg.ContainerMaxNeverUsed != 0 || cfg.ContainerMaxPerMinute != 10000 {
+		t.Fatalf("defaults %v %d", cfg.ContainerMaxNeverUsed, cfg.ContainerMaxPerMinute)
+	}
+}
