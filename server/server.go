@@ -308,6 +308,11 @@ func (s *Server) acceptLoop(ln net.Listener, kind listenerKind) {
 			s.mu.Unlock()
 			s.stats.rejected.Add(1)
 			s.log.Log(context.Background(), why.level, why.msg, why.args...)
+			// A hard close, as ZooKeeper's fastCloseSock: the client reads a reset, and
+			// the refused socket lingers in no TIME_WAIT here.
+			if tc, ok := nc.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
 			nc.Close()
 			continue
 		}
