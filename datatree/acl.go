@@ -20,6 +20,14 @@ type provider struct {
 	authenticated bool // isAuthenticated: may stand for "auth" in an ACL
 	valid         func(id string) bool
 	matches       func(id, aclExpr string) bool
+	// anyID, if set, is an ACL id every id of the scheme matches (the sasl scheme's
+	// zookeeper.letAnySaslUserDoX).
+	anyID string
+}
+
+// match is matches with anyID.
+func (p provider) match(id, aclExpr string) bool {
+	return p.matches(id, aclExpr) || p.anyID != "" && aclExpr == p.anyID
 }
 
 // providers are the schemes ZooKeeper 3.8 registers by default (ProviderRegistry):
@@ -40,13 +48,10 @@ func (o Options) provider(scheme string) (provider, bool) {
 	case "x509":
 		return x509Provider, o.X509
 	case "sasl":
-		if o.SASL && o.SASLAnyUser != "" {
-			return provider{authenticated: true, valid: ValidSASLID, matches: func(id, e string) bool {
-				return saslProvider.matches(id, e) || e == o.SASLAnyUser
-			}}, true
-		}
 		if o.SASL {
-			return saslProvider, true
+			p := saslProvider
+			p.anyID = o.SASLAnyUser
+			return p, true
 		}
 	case "digest":
 		if o.NoDigest {
@@ -260,7 +265,7 @@ func (o Options) checkACL(acl []jute.ACL, perm int32, c Caller) jute.Code {
 			continue
 		}
 		for _, id := range c.Ids {
-			if id.Scheme == a.Id.Scheme && p.matches(id.Id, a.Id.Id) {
+			if id.Scheme == a.Id.Scheme && p.match(id.Id, a.Id.Id) {
 				return jute.OK
 			}
 		}

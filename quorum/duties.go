@@ -160,7 +160,9 @@ func (d *duties) cleanupLoop(ctx context.Context) {
 				case <-time.After(gap):
 				}
 			}
-			last = d.n.Propose(&Entry{Op: jute.OpDeleteContainer, Super: true, Time: now, Req: &jute.DeleteRequest{Path: p, Version: -1}})
+			// Stamped when proposed: a paced backlog may take minutes, and the entries of
+			// the log keep their times in order.
+			last = d.n.Propose(&Entry{Op: jute.OpDeleteContainer, Super: true, Time: time.Now().UnixMilli(), Req: &jute.DeleteRequest{Path: p, Version: -1}})
 		}
 		if last != nil {
 			_ = last.Error()

@@ -18,16 +18,14 @@ import (
 // if the write it proposed first in its term (membershipFirst) did not.
 func (d *duties) membershipLoop(ctx context.Context) {
 	n := d.n
-	if r := n.reach(); r != nil {
-		r.reset()
-	}
+	leading := time.Now() // what this server saw of its peers before it led does not count
 	if f := n.proposeFirstMembership(); f != nil {
 		if err := f.Error(); err != nil {
 			n.cfg.Logger.Warn("writing the initial membership failed", "err", err)
 		}
 	}
 	for {
-		removed, err := d.reconcile()
+		removed, err := d.reconcile(leading)
 		if err != nil {
 			n.cfg.Logger.Warn("membership change failed; retrying", "err", err)
 			select {
@@ -52,13 +50,19 @@ func (d *duties) membershipLoop(ctx context.Context) {
 	}
 }
 
-// forgetRemovedAfter is how long a removed member, following as a non-voter, may be
-// unreachable before the leader drops it from Raft's configuration: the sync window
-// (syncLimit ticks, after which a ZooKeeper leader drops a learner that stopped
-// answering), at least two heartbeat timeouts.
+// forgetRemovedAfter is how long a removed member, following as a non-voter, may refuse
+// connections (its process is gone) before the leader drops it from Raft's
+// configuration: the sync window (syncLimit ticks, after which a ZooKeeper leader drops
+// a learner that stopped answering), at least two heartbeat timeouts. A member that is
+// unreachable otherwise (timeouts: a cut network, a paused process, a host that is down)
+// is dropped only after forgetUnreachableAfter. Dropped, it can no longer come back (a
+// ZooKeeper learner would reconnect as a non-voting follower), so a blip must not do it.
 func (n *Node) forgetRemovedAfter() time.Duration {
 	return max(n.syncWindow(), 2*n.cfg.HeartbeatTimeout)
 }
+
+// forgetUnreachableAfter: see forgetRemovedAfter. A variable for tests.
+var forgetUnreachableAfter = 10 * time.Minute
 
 // reach is the transport's record of which peers answer (nil on other transports).
 func (n *Node) reach() *reachability {
@@ -126,7 +130,7 @@ func (n *Node) proposeFirstMembership() raft.ApplyFuture {
 // for forgetRemovedAfter, it is dropped, as a ZooKeeper leader forgets a learner that
 // went silent) or added back. The leader demotes itself last (it steps down once that
 // commits). removed reports whether a removed member still follows as a non-voter.
-func (d *duties) reconcile() (removed bool, err error) {
+func (d *duties) reconcile(leading time.Time) (removed bool, err error) {
 	n := d.n
 	want, ok := n.FSM.Members()
 	if !ok {
@@ -201,32 +205,34 @@ func (d *duties) reconcile() (removed bool, err error) {
 		n.cfg.Logger.Info("membership: this leader was removed; stepping down to follow as a non-voter")
 		return false, n.raft.DemoteVoter(self, 0, wait).Error()
 	}
-	forgotten, err := d.forgetRemoved(want, have)
+	forgotten, err := d.forgetRemoved(want, have, leading)
 	return removed || forgotten, err
 }
 
 // forgetRemoved drops from Raft's configuration each removed member (a non-voter the
-// membership does not list) that has been unreachable for forgetRemovedAfter, and
-// reports whether one is left following.
-func (d *duties) forgetRemoved(want Membership, have map[raft.ServerID]raft.Server) (left bool, err error) {
+// membership does not list) that has refused this leader's connections for
+// forgetRemovedAfter, or been unreachable for forgetUnreachableAfter, and reports
+// whether one is left following.
+func (d *duties) forgetRemoved(want Membership, have map[raft.ServerID]raft.Server, leading time.Time) (left bool, err error) {
 	n := d.n
 	r := n.reach()
 	for id, s := range have {
 		if _, listed := want.Peer(string(id)); listed || s.Suffrage != raft.Nonvoter || id == raft.ServerID(n.cfg.ID) {
 			continue
 		}
-		down := time.Duration(0)
+		var down, refused time.Duration
 		if r != nil {
-			down = r.downFor(id)
+			down, refused = r.outageSince(id, leading)
 		}
-		if down < n.forgetRemovedAfter() {
+		if refused < n.forgetRemovedAfter() && down < forgetUnreachableAfter {
 			left = true
 			continue
 		}
 		if err := n.raft.RemoveServer(id, 0, 10*time.Second).Error(); err != nil {
 			return true, err
 		}
-		n.cfg.Logger.Info("membership: a removed server that stopped answering is forgotten", "server", string(id), "down_for", down.Round(time.Millisecond))
+		n.cfg.Logger.Info("membership: a removed server that stopped answering is forgotten", "server", string(id),
+			"down_for", down.Round(time.Millisecond), "refused_for", refused.Round(time.Millisecond))
 	}
 	return left, nil
 }

@@ -30,6 +30,10 @@ type reachability struct {
 type outage struct {
 	since, reported time.Time
 	failures        int
+	// last is the latest failure; refusedSince starts the unbroken run of refusals up to
+	// it (zero: the latest failure was no refusal). A refused connection says the
+	// peer's process is gone; a timeout may be the network.
+	last, refusedSince time.Time
 }
 
 func newReachability(log *slog.Logger, now func() time.Time, every time.Duration) *reachability {
@@ -43,13 +47,25 @@ func (r *reachability) failed(id raft.ServerID, err error) bool {
 	defer r.mu.Unlock()
 	now := r.now()
 	o := r.down[id]
+	refused := connRefused(err)
 	if o == nil {
-		r.down[id] = &outage{since: now, reported: now, failures: 1}
+		o = &outage{since: now, reported: now, failures: 1, last: now}
+		if refused {
+			o.refusedSince = now
+		}
+		r.down[id] = o
 		r.nDown.Add(1)
 		r.log.Warn("raft peer unreachable", "peer", string(id), "error", err)
 		return true
 	}
 	o.failures++
+	o.last = now
+	switch {
+	case !refused:
+		o.refusedSince = time.Time{}
+	case o.refusedSince.IsZero():
+		o.refusedSince = now
+	}
 	if now.Sub(o.reported) >= r.every {
 		o.reported = now
 		r.log.Warn("raft peer still unreachable", "peer", string(id), "failed_attempts", o.failures,
@@ -58,27 +74,35 @@ func (r *reachability) failed(id raft.ServerID, err error) bool {
 	return false
 }
 
-// downFor is how long peer id has been unreachable (0: it answers, or nothing was
-// sent to it since reset).
-func (r *reachability) downFor(id raft.ServerID) time.Duration {
+// outageSince is what this server has seen of peer id's current outage since from:
+// how long its failures have spanned (from the first to the latest, so a peer back but
+// not yet tried again is not judged by the wait), and how long the unbroken run of
+// refusals that ends it has. Zeros when the peer answers. From keeps what this server
+// saw when it led before out of it.
+func (r *reachability) outageSince(id raft.ServerID, from time.Time) (down, refused time.Duration) {
 	if r.nDown.Load() == 0 {
-		return 0
+		return 0, 0
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if o := r.down[id]; o != nil {
-		return r.now().Sub(o.since)
+	o := r.down[id]
+	if o == nil {
+		return 0, 0
 	}
-	return 0
+	span := func(start time.Time) time.Duration {
+		if start.IsZero() {
+			return 0
+		}
+		return max(o.last.Sub(later(start, from)), 0)
+	}
+	return span(o.since), span(o.refusedSince)
 }
 
-// reset forgets the outages recorded: a server that starts leading again judges each
-// peer by what it sends from then on, not by what it saw when it last led.
-func (r *reachability) reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	clear(r.down)
-	r.nDown.Store(0)
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // answered records that peer id answered, and reports whether that ends an outage.

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -48,28 +51,31 @@ func TestReachabilityLines(t *testing.T) {
 	}
 }
 
-// downFor is how long a peer has been failing, 0 once it answers or after a reset (a
-// server that leads again judges peers afresh).
-func TestReachabilityDownFor(t *testing.T) {
+// outageSince spans a peer's failures from the first to the latest, and the unbroken run
+// of refusals that ends them; an answer ends both, and what came before from does not
+// count.
+func TestReachabilityOutageSince(t *testing.T) {
 	now := time.Unix(1000, 0)
 	r := newReachability(slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)), func() time.Time { return now }, time.Minute)
-	if d := r.downFor("2"); d != 0 {
-		t.Fatalf("never tried: %v", d)
+	refused := &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	check := func(what string, from time.Time, down, ref time.Duration) {
+		t.Helper()
+		if d, rf := r.outageSince("2", from); d != down || rf != ref {
+			t.Fatalf("%s: down %v refused %v, want %v %v", what, d, rf, down, ref)
+		}
 	}
-	r.failed("2", errors.New("refused"))
+	check("never tried", time.Time{}, 0, 0)
+	r.failed("2", errors.New("i/o timeout"))
 	now = now.Add(3 * time.Second)
-	r.failed("2", errors.New("refused"))
-	if d := r.downFor("2"); d != 3*time.Second {
-		t.Fatalf("down for %v, want 3s", d)
-	}
+	r.failed("2", refused)
+	now = now.Add(2 * time.Second)
+	r.failed("2", refused)
+	check("a timeout, then refusals", time.Time{}, 5*time.Second, 2*time.Second)
+	now = now.Add(time.Hour) // not tried again since: the wait is not counted
+	check("a wait after the last failure", time.Time{}, 5*time.Second, 2*time.Second)
+	check("from after the first refusal", time.Unix(1004, 0), time.Second, time.Second)
+	r.failed("2", errors.New("i/o timeout"))
+	check("a timeout ends the refusals", time.Time{}, time.Hour+5*time.Second, 0)
 	r.answered("2")
-	if d := r.downFor("2"); d != 0 {
-		t.Fatalf("answered, down for %v", d)
-	}
-	r.failed("3", errors.New("refused"))
-	now = now.Add(time.Second)
-	r.reset()
-	if d := r.downFor("3"); d != 0 || r.nDown.Load() != 0 {
-		t.Fatalf("after reset: down for %v, %d down", d, r.nDown.Load())
-	}
+	check("answered", time.Time{}, 0, 0)
 }

@@ -299,10 +299,12 @@ func TestRemovedMemberFollowsAsANonVoter(t *testing.T) {
 	}
 }
 
-// A removed member that keeps answering follows as a non-voter for as long as it runs;
-// once it is stopped and has not answered for the sync window, the leader forgets it,
-// as a ZooKeeper leader drops a learner that went silent, and stops trying to reach it.
-// Started again, it disturbs nobody: it is no voter and nobody sends to it.
+// A removed member that keeps answering follows as a non-voter for as long as it runs,
+// and a cut longer than the sync window (timeouts, not refusals) does not drop it; once
+// it is stopped and its port has refused the leader for the sync window, the leader
+// forgets it, as a ZooKeeper leader drops a learner whose socket closed, and stops
+// trying to reach it. Started again, it disturbs nobody: it is no voter and nobody sends
+// to it.
 func TestStoppedRemovedMemberIsForgotten(t *testing.T) {
 	tc := newTestClusterWith(t, 3, func(c *Config) { c.ReconfigEnabled, c.SuperDigest = true, superDigest })
 	l, f := tc.leader(), tc.follower()
@@ -313,6 +315,12 @@ func TestStoppedRemovedMemberIsForgotten(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if !inRaft() {
 		t.Fatalf("a removed member that answers was dropped: %s", tc.servers[l].node.Stats()["latest_configuration"])
+	}
+	tc.net.Isolate(strconv.Itoa(f + 1))
+	time.Sleep(2 * time.Second)
+	tc.net.Heal()
+	if !inRaft() {
+		t.Fatalf("a removed member cut off for a while was dropped: %s", tc.servers[l].node.Stats()["latest_configuration"])
 	}
 	tc.stop(f)
 	for deadline := time.Now().Add(10 * time.Second); inRaft(); time.Sleep(20 * time.Millisecond) {

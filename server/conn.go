@@ -89,8 +89,8 @@ type pending struct {
 	barrier chan struct{} // closed by the responder when every earlier write is answered
 	// admitted: counted in process by the request throttle until answered.
 	admitted bool
+	large    int32     // the bytes it holds as a large request (large_requests.go), in admitted's padding
 	ids      []jute.Id // a write's identities when proposed, for the audit log (audit.go)
-	large    int32     // the bytes it holds as a large request (large_requests.go)
 }
 
 // readBufferSize is a busy connection's read buffer (an idle one lends it back,
@@ -419,6 +419,9 @@ func (c *conn) process(p *pending) bool {
 	}
 	if p.err == jute.OK { // not already answered: ThrottledOp, an undecodable body, an unknown op
 		c.prepare(p)
+		if c.isDone() {
+			return false // prepare closed it (addauth ensemble with another ensemble's name)
+		}
 	}
 	if p.err == jute.OK && c.overMemoryCap(p) {
 		p.err = jute.ErrQuotaExceeded

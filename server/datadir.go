@@ -9,19 +9,16 @@ import (
 )
 
 // missingDataDir refuses to start, with zookeeper.datadir.autocreate=false, a server
-// whose data dir holds neither its store (DATADIR/zkraft) nor ZooKeeper's version-2/ (in
-// dataDir or dataLogDir, as zkServer-initialize.sh makes it): ZooKeeper's guard against a
-// data volume that is not mounted, where a server would start empty (ZOOKEEPER-1161).
+// whose data dir holds neither its store (DATADIR/zkraft) nor ZooKeeper's version-2/ (as
+// zkServer-initialize.sh makes it): ZooKeeper's guard against a data volume that is not
+// mounted, where a server would start empty (ZOOKEEPER-1161). Only dataDir counts, as
+// the store lives there: a dataLogDir on a volume that is mounted says nothing of it.
 func (c *Config) missingDataDir() error {
 	if !c.NoDataDirAutocreate {
 		return nil
 	}
 	store := persistence.StoreDir(c.DataDir)
-	dirs := []string{store, filepath.Join(c.DataDir, "version-2")}
-	if c.DataLogDir != "" {
-		dirs = append(dirs, filepath.Join(c.DataLogDir, "version-2"))
-	}
-	for _, dir := range dirs {
+	for _, dir := range []string{store, filepath.Join(c.DataDir, "version-2")} {
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 			return nil
 		}

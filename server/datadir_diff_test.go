@@ -48,9 +48,10 @@ func TestDataDirAutocreateOffRestarts(t *testing.T) {
 	if err := cfg.missingDataDir(); err != nil {
 		t.Fatal(err)
 	}
+	// A dataLogDir on another volume says nothing of dataDir's.
 	cfg.DataDir, cfg.DataLogDir = t.TempDir(), t.TempDir()
 	os.Mkdir(filepath.Join(cfg.DataLogDir, "version-2"), 0o755)
-	if err := cfg.missingDataDir(); err != nil {
-		t.Fatalf("ZooKeeper's version-2 in dataLogDir: %v", err)
+	if err := cfg.missingDataDir(); err == nil {
+		t.Fatal("ZooKeeper's version-2 in dataLogDir stood for the data dir")
 	}
 }

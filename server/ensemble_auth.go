@@ -23,7 +23,7 @@ type ensembleAuth struct {
 
 // authenticateEnsemble handles addauth ensemble: an empty name, or a server given no
 // names, lets it through; a name in the list too; any other closes the connection at
-// once, before the reply (ZooKeeper closes it with FAILED_HANDSHAKE).
+// once, with no reply (ZooKeeper closes it with FAILED_HANDSHAKE).
 func (c *conn) authenticateEnsemble(p *pending, name []byte) {
 	e := &c.srv.ensemble
 	names := c.srv.cfg.EnsembleNames
