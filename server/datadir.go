@@ -1,12 +1,17 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/zkraft/zkraft/persistence"
 )
+
+// ErrMissingDataDir is missingDataDir's refusal (ZooKeeper's DatadirException): zkraft
+// exits with ZooKeeper's code for it.
+var ErrMissingDataDir = errors.New("missing data directory")
 
 // missingDataDir refuses to start, with zookeeper.datadir.autocreate=false, a server
 // whose data dir holds neither its store (DATADIR/zkraft) nor ZooKeeper's version-2/ (as
@@ -23,6 +28,6 @@ func (c *Config) missingDataDir() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("missing data directory %s, automatic data directory creation is disabled (zookeeper.datadir.autocreate is false). "+
-		"Please create this directory manually (or ZooKeeper's %s, as zkServer-initialize.sh does)", store, filepath.Join(c.DataDir, "version-2"))
+	return fmt.Errorf("%w %s, automatic data directory creation is disabled (zookeeper.datadir.autocreate is false). "+
+		"Please create this directory manually (or ZooKeeper's %s, as zkServer-initialize.sh does)", ErrMissingDataDir, store, filepath.Join(c.DataDir, "version-2"))
 }

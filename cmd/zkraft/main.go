@@ -9,6 +9,10 @@ import (
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "zkraft:", err)
-		os.Exit(1)
+		code, line := exitCode(err)
+		if line != "" {
+			fmt.Fprintln(os.Stderr, line)
+		}
+		os.Exit(code)
 	}
 }

@@ -47,14 +47,14 @@ func newStartCommand() *cobra.Command {
 				log.Warn("config: " + w)
 			}
 			if err != nil {
-				return err
+				return configError{err}
 			}
 			if err := adoptZooKeeperData(cmd, cfg, log); err != nil {
 				return err
 			}
 			notes, err := memoryDefaults(&cfg, os.Getenv, os.ReadFile)
 			if err != nil {
-				return fmt.Errorf("config: %v", err)
+				return configError{fmt.Errorf("config: %v", err)}
 			}
 			for _, n := range notes {
 				log.Info("config: " + n)
@@ -65,7 +65,7 @@ func newStartCommand() *cobra.Command {
 			}
 			srv, err := server.New(cfg, log)
 			if err != nil {
-				return fmt.Errorf("config: %v", err)
+				return configError{fmt.Errorf("config: %v", err)}
 			}
 			stopProfile := startProfile(os.Getenv, log)
 			defer stopProfile()

@@ -336,7 +336,7 @@ func (s *Server) awaitServing(limit time.Duration) error {
 		}
 		select {
 		case <-s.waited:
-			return fmt.Errorf("ztest: %s exited during start:\n%s", s.Name, tail([]byte(s.Log())))
+			return fmt.Errorf("ztest: %s exited during start (exit code %d):\n%s", s.Name, s.Cmd.ProcessState.ExitCode(), tail([]byte(s.Log())))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -11,8 +11,9 @@ import (
 
 // With zookeeper.datadir.autocreate=false a server whose data dir was never initialized
 // (a data volume not mounted) does not start, as ZooKeeper 3.8's FileTxnSnapLog refuses
-// to ("Unable to access datadir" on its stderr, the reason in its log); once the
-// directory is made, as zkServer-initialize.sh makes version-2/, it starts.
+// to: exit code 3 and "Unable to access datadir, exiting abnormally" on stderr (the
+// reason in its log; zkraft prints it before that line). Once the directory is made, as
+// zkServer-initialize.sh makes version-2/, it starts.
 func TestDataDirAutocreateOffMatchesZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	for name, start := range map[string]func(ztest.Options) (*ztest.Server, error){"zookeeper": ztest.StartZooKeeper, "zkraft": ztest.StartZkraft} {
@@ -21,7 +22,7 @@ func TestDataDirAutocreateOffMatchesZooKeeper(t *testing.T) {
 		if s, err := start(opts); err == nil {
 			s.Stop()
 			t.Fatalf("%s started on a data dir never initialized", name)
-		} else if !strings.Contains(err.Error(), map[string]string{"zookeeper": "Unable to access datadir", "zkraft": "automatic data directory creation is disabled"}[name]) {
+		} else if !strings.Contains(err.Error(), "(exit code 3)") || !strings.Contains(err.Error(), "Unable to access datadir, exiting abnormally") {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if err := os.Mkdir(filepath.Join(dir, "version-2"), 0o755); err != nil {
@@ -53,5 +54,21 @@ func TestDataDirAutocreateOffRestarts(t *testing.T) {
 	os.Mkdir(filepath.Join(cfg.DataLogDir, "version-2"), 0o755)
 	if err := cfg.missingDataDir(); err == nil {
 		t.Fatal("ZooKeeper's version-2 in dataLogDir stood for the data dir")
+	}
+}
+
+// A zoo.cfg the server cannot use stops it with exit code 2 and "Invalid config, exiting
+// abnormally", as ZooKeeper's main classes exit on a ConfigException.
+func TestInvalidConfigExitsAsZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	for name, start := range map[string]func(ztest.Options) (*ztest.Server, error){"zookeeper": ztest.StartZooKeeper, "zkraft": ztest.StartZkraft} {
+		s, err := start(ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"tickTime": "often"}})
+		if err == nil {
+			s.Stop()
+			t.Fatalf("%s started with tickTime=often", name)
+		}
+		if !strings.Contains(err.Error(), "(exit code 2)") || !strings.Contains(err.Error(), "Invalid config, exiting abnormally") {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 }
