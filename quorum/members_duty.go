@@ -61,8 +61,8 @@ func (n *Node) forgetRemovedAfter() time.Duration {
 	return max(n.syncWindow(), 2*n.cfg.HeartbeatTimeout)
 }
 
-// forgetUnreachableAfter: see forgetRemovedAfter. A variable for tests.
-var forgetUnreachableAfter = 10 * time.Minute
+// forgetUnreachableAfter: see forgetRemovedAfter.
+const forgetUnreachableAfter = 10 * time.Minute
 
 // reach is the transport's record of which peers answer (nil on other transports).
 func (n *Node) reach() *reachability {

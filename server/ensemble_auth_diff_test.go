@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/zkraft/zkraft/jute"
@@ -40,12 +39,6 @@ func ensembleSteps(t *testing.T, addr string) []string {
 // (so it tries another server); its own ensemble's name and an empty one pass, and give
 // no identity an ACL could name, as in ZooKeeper 3.8.
 func TestEnsembleAuthMatchesZooKeeper(t *testing.T) {
-	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
-	servers := startBoth(t, func(string) ztest.Options {
-		return ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"4lw.commands.whitelist": "*",
-			"authProvider.1": "org.apache.zookeeper.server.auth.EnsembleAuthenticationProvider", "ensembleAuthName": "alpha, beta"}}
-	})
-	want := ensembleSteps(t, servers["zookeeper"].Addr)
-	t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
-	compareLines(t, want, ensembleSteps(t, servers["zkraft"].Addr))
+	bothTranscripts(t, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"4lw.commands.whitelist": "*",
+		"authProvider.1": "org.apache.zookeeper.server.auth.EnsembleAuthenticationProvider", "ensembleAuthName": "alpha, beta"}}, ensembleSteps)
 }

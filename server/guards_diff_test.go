@@ -68,27 +68,14 @@ func largeRequestSteps(t *testing.T, addr string) []string {
 // ConnectRequest is checked too (ZooKeeper checks each frame's length as it reads it):
 // with a bound smaller than one, no client connects.
 func TestLargeRequestLimitMatchesZooKeeper(t *testing.T) {
-	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
-	t.Run("bound", func(t *testing.T) {
-		servers := startBoth(t, func(string) ztest.Options {
-			return ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"largeRequestThreshold": "1000", "largeRequestMaxBytes": "5000", "4lw.commands.whitelist": "*"}}
-		})
-		want := largeRequestSteps(t, servers["zookeeper"].Addr)
-		t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
-		compareLines(t, want, largeRequestSteps(t, servers["zkraft"].Addr))
-	})
-	t.Run("smaller than a ConnectRequest", func(t *testing.T) {
-		servers := startBoth(t, func(string) ztest.Options {
-			return ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"largeRequestThreshold": "10", "largeRequestMaxBytes": "40", "4lw.commands.whitelist": "*"}}
-		})
-		steps := func(addr string) []string {
-			c := trySession(t, addr, 0, nil)
-			mntr := askFourLetter(t, addr, "mntr")
-			return []string{fmt.Sprintf("session answered %v", c != nil), "zk_large_requests_rejected " + mntrLine(mntr, "large_requests_rejected")}
-		}
-		want := steps(servers["zookeeper"].Addr)
-		t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
-		compareLines(t, want, steps(servers["zkraft"].Addr))
+	limits := func(threshold, max string) ztest.Options {
+		return ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"largeRequestThreshold": threshold, "largeRequestMaxBytes": max, "4lw.commands.whitelist": "*"}}
+	}
+	bothTranscripts(t, limits("1000", "5000"), largeRequestSteps)
+	bothTranscripts(t, limits("10", "40"), func(t *testing.T, addr string) []string {
+		c := trySession(t, addr, 0, nil)
+		mntr := askFourLetter(t, addr, "mntr")
+		return []string{fmt.Sprintf("session answered %v", c != nil), "zk_large_requests_rejected " + mntrLine(mntr, "large_requests_rejected")}
 	})
 }
 
@@ -132,17 +119,11 @@ func connThrottleSteps(t *testing.T, addr string) []string {
 // session takes 3 and a renewed one 2 of a bucket three times the size: 3 tokens take
 // one new session and two renewals, 9 weighed ones a new session and three renewals.
 func TestConnectionThrottleMatchesZooKeeper(t *testing.T) {
-	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	for _, weighed := range []string{"false", "true"} {
 		t.Run("weight_enabled="+weighed, func(t *testing.T) {
-			servers := startBoth(t, func(string) ztest.Options {
-				return ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"4lw.commands.whitelist": "*",
-					"connection_throttle_tokens": "3", "connection_throttle_fill_time": "600000",
-					"connection_throttle_weight_enabled": weighed}}
-			})
-			want := connThrottleSteps(t, servers["zookeeper"].Addr)
-			t.Logf("zookeeper:\n%s", strings.Join(want, "\n"))
-			compareLines(t, want, connThrottleSteps(t, servers["zkraft"].Addr))
+			bothTranscripts(t, ztest.Options{Logf: t.Logf, ExtraConfig: map[string]string{"4lw.commands.whitelist": "*",
+				"connection_throttle_tokens": "3", "connection_throttle_fill_time": "600000",
+				"connection_throttle_weight_enabled": weighed}}, connThrottleSteps)
 		})
 	}
 }

@@ -69,19 +69,19 @@ type largeHeld struct {
 // closes the connection. addauth and SASL are checked but not held, as ZooKeeper runs
 // them on the connection, outside its request pipeline.
 func (c *conn) admitLarge(p *pending, n int) bool {
+	if !c.srv.large.isLarge(n) {
+		return true // every frame, with the bound off (the default)
+	}
 	if p.op == jute.OpAuth || p.op == jute.OpSASL {
 		return c.fitsLarge(n)
 	}
 	return c.holdLarge(p, n)
 }
 
-// holdLarge holds the bytes of p's frame of n bytes if it is large; false means the
-// connection is to be closed: the bytes held would pass largeRequestMaxBytes.
+// holdLarge holds the bytes of p's large frame of n bytes; false means the connection is
+// to be closed: the bytes held would pass largeRequestMaxBytes.
 func (c *conn) holdLarge(p *pending, n int) bool {
 	l := &c.srv.large
-	if !l.isLarge(n) {
-		return true
-	}
 	c.large.mu.Lock()
 	defer c.large.mu.Unlock()
 	if c.large.closed {
