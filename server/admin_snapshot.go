@@ -19,7 +19,8 @@ import (
 // ZooKeeper 3.9's snapshot admin command (/commands/snapshot, alias snap): the current
 // state as a ZooKeeper snapshot file, streamed to an authenticated caller, so a backup
 // needs no shell on the server. As in ZooKeeper 3.9 it needs authentication and ALL on
-// "/" (the Authorization header: "digest user:password"; super passes), answers 401
+// "/" (the Authorization header: "digest user:password", "ip", or "x509" over HTTPS with
+// a client certificate; super passes; admin_auth.go), answers 401
 // without or with bad credentials and 403 without the right, is rate limited to one
 // every zookeeper.admin.rateLimiterIntervalInMS (5 minutes by default; 429 otherwise),
 // and carries the snapshot's zxid and size in the last_zxid and snapshot_size headers.
@@ -37,6 +38,10 @@ type AdminAuth struct {
 	// RateLimitInterval (zookeeper.admin.rateLimiterIntervalInMS, 5 minutes): at most
 	// one snapshot in this time.
 	RateLimitInterval time.Duration
+	// UseXForwardedFor (zookeeper.IPAuthenticationProvider.usexforwardedfor, false):
+	// the ip scheme names the first address of a request's X-Forwarded-For header
+	// instead of the peer's, for an AdminServer behind a proxy (admin_auth.go).
+	UseXForwardedFor bool
 }
 
 // DefaultAdminAuth is ZooKeeper 3.9's.
@@ -63,7 +68,7 @@ func (s *Server) serveAdminSnapshot(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusOK, notServing)
 		return
 	}
-	if status, why := s.adminAuthorize(r.Header.Get("Authorization"), jute.PermAll, "/"); status != http.StatusOK {
+	if status, why := s.adminAuthorize(r, jute.PermAll, "/"); status != http.StatusOK {
 		answer(status, why)
 		return
 	}
@@ -118,37 +123,4 @@ func (s *Server) writeSnapshotFile() (*os.File, int64, error) {
 		return nil, 0, err
 	}
 	return f, st.LastZxid, nil
-}
-
-// adminAuthorize checks an admin command's Authorization header ("<scheme> <auth>") as
-// ZooKeeper 3.9's Commands do: no header is 401 "Auth info is missing for the command",
-// a scheme zkraft cannot check over HTTP (any but digest, and digest when disabled) or
-// a bad header is 401 "Not authenticated",
-// an identity without perm on path is 403 "Not authorized".
-func (s *Server) adminAuthorize(header string, perm int32, path string) (int, string) {
-	if header == "" {
-		return http.StatusUnauthorized, "Auth info is missing for the command"
-	}
-	parts := strings.Split(header, " ")
-	if len(parts) != 2 || parts[0] != "digest" || s.cfg.DigestDisabled || !strings.Contains(parts[1], ":") {
-		return http.StatusUnauthorized, "Not authenticated"
-	}
-	id := s.digest(parts[1])
-	caller := datatree.Caller{Ids: []jute.Id{{Scheme: "digest", Id: id}}}
-	caller.Super = s.cfg.SuperDigest != "" && id == s.cfg.SuperDigest
-	// Every bit of perm, each on its own: an ACL check passes when the caller holds any
-	// one bit of what is asked, and a snapshot (perm ALL on /) must not go to a caller
-	// that may only read the root (ZooKeeper 3.9.4, ZOOKEEPER-4964).
-	code := jute.OK
-	s.node.FSM.Read(func(t *datatree.Tree, _ *session.Table) {
-		for bit := int32(1); bit <= perm && code == jute.OK; bit <<= 1 {
-			if perm&bit != 0 {
-				code = t.CheckACL(path, bit, caller)
-			}
-		}
-	})
-	if code != jute.OK {
-		return http.StatusForbidden, "Not authorized"
-	}
-	return http.StatusOK, ""
 }

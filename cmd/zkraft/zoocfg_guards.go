@@ -21,6 +21,9 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 	"throttled_op_wait_time":         msKey(func(c *server.Config, d time.Duration) { c.Throttle.ThrottledOpWaitTime = d }),
 	"admin.snapshot.enabled":         propertyBool(func(c *server.Config, b bool) { c.AdminAuth.SnapshotEnabled = b }),
 	"admin.rateLimiterIntervalInMS":  msKey(func(c *server.Config, d time.Duration) { c.AdminAuth.RateLimitInterval = d }),
+	// The ip scheme of an AdminServer command (ZooKeeper 3.9) names X-Forwarded-For's
+	// first address (server/admin_auth.go).
+	"IPAuthenticationProvider.usexforwardedfor": propertyBool(func(c *server.Config, b bool) { c.AdminAuth.UseXForwardedFor = b }),
 	// ZooKeeper's audit log (server/audit.go), written to the server's log.
 	"audit.enable": propertyBool(func(c *server.Config, b bool) { c.Audit = b }),
 	"audit.impl.class": func(_ *server.Config, v string) error {

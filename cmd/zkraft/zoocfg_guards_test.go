@@ -86,6 +86,28 @@ func TestAdminHTTPSSettings(t *testing.T) {
 	}
 }
 
+// IPAuthenticationProvider.usexforwardedfor is a system property: zoo.cfg with or
+// without its prefix, or JVMFLAGS; "true" in any case is on.
+func TestUseXForwardedForSetting(t *testing.T) {
+	if loadQuietly(t, nil, "").AdminAuth.UseXForwardedFor {
+		t.Fatal("X-Forwarded-For is used by default")
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		cfg  string
+		want bool
+	}{
+		{nil, "IPAuthenticationProvider.usexforwardedfor=true\n", true},
+		{nil, "zookeeper.IPAuthenticationProvider.usexforwardedfor=TRUE\n", true},
+		{map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.IPAuthenticationProvider.usexforwardedfor=true"}, "", true},
+		{nil, "IPAuthenticationProvider.usexforwardedfor=yes\n", false},
+	} {
+		if got := loadQuietly(t, c.env, c.cfg).AdminAuth.UseXForwardedFor; got != c.want {
+			t.Errorf("%v %q: %v, want %v", c.env, c.cfg, got, c.want)
+		}
+	}
+}
+
 // audit.enable is read as ZooKeeper reads it, in zoo.cfg or JVMFLAGS; audit.impl.class
 // may name ZooKeeper's own loggers only.
 func TestAuditSettings(t *testing.T) {

@@ -288,3 +288,7 @@ func chainCert(key any, chain []*x509.Certificate) (*tls.Certificate, error) {
 	}
 	return cert, nil
 }
+
+// LoadTrustPool is a trust store's certificates as a pool, each a trust anchor whatever
+// its validity dates (as loadTrustPool says).
+func LoadTrustPool(s Store) (*x509.CertPool, error) { return loadTrustPool(s) }
