@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -229,6 +230,9 @@ type Node struct {
 	// establishedTerm is the term whose leadership watchLeadership last established
 	// (barrier applied, duties started); 0 once it hears the leadership is lost.
 	establishedTerm atomic.Uint64
+	// syncedTerm is the last term in which this member, following, held an entry of
+	// its leader's term (Synced).
+	syncedTerm atomic.Uint64
 	// freshReadWait bounds WaitFreshRead (the constant, or Config.freshReadWait).
 	freshReadWait time.Duration
 }
@@ -507,6 +511,34 @@ func (n *Node) HasLeader() bool {
 // it) do not count for the current one.
 func (n *Node) Established() bool {
 	return n.IsLeader() && n.establishedTerm.Load() == n.raft.CurrentTerm()
+}
+
+// Synced reports whether this member is in step with its leader's term: a leader once
+// it is established; a follower or observer once its log holds an entry of the current
+// term. Raft's consistency check admits that entry only onto a log that matches the
+// leader's up to it (Log Matching), so the member has synced its log with the leader's,
+// as a ZooKeeper learner serves only once its leader's sync is done (UPTODATE). A member
+// far behind (a snapshot or a long backlog to take) or with a log that diverged is not
+// synced while it catches up, nor one that has heard the new leader's heartbeat before
+// its first entries.
+func (n *Node) Synced() bool {
+	if n.IsLeader() {
+		return n.Established()
+	}
+	term := n.raft.CurrentTerm()
+	if term == 0 {
+		return false
+	}
+	if n.syncedTerm.Load() == term {
+		return true
+	}
+	// Raft's last entry, a snapshot's included; asked until the first yes of a term.
+	last, err := strconv.ParseUint(n.raft.Stats()["last_log_term"], 10, 64)
+	if err != nil || last != term {
+		return false
+	}
+	n.syncedTerm.Store(term)
+	return true
 }
 
 // LeaderID is the id of the member this one knows to lead.

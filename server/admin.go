@@ -180,8 +180,9 @@ func (s *Server) adminHandler() http.Handler {
 }
 
 // serving reports whether the server answers clients: standalone, a member that knows a
-// leader (a leader once it is established: its barrier applied, so its mntr counts the
-// membership it wrote first), or a read-only one. Only the four-letter words and the
+// leader and is in step with its term (a leader once it is established: its barrier
+// applied, so its mntr counts the membership it wrote first; a follower once it holds an
+// entry of the term), or a read-only one. Only the four-letter words and the
 // AdminServer (its /ready too) ask; handshakes and the quorum-loss timer keep
 // HasLeader, so a leader whose barrier applies a long backlog keeps its clients.
 func (s *Server) serving() bool {
@@ -189,11 +190,12 @@ func (s *Server) serving() bool {
 }
 
 // inQuorum reports whether this cluster member serves as part of a quorum: it knows a
-// leader it reaches, and when it leads itself, it is established. (A ZooKeeper leader
-// hands its AdminServer its QuorumZooKeeperServer only once a quorum acknowledged it.)
-// serving and zabstate both ask this, so srvr and zabstate never disagree.
+// leader it reaches and is in step with its term (Node.Synced: a leader established, a
+// follower holding an entry of the term). A ZooKeeper leader hands its AdminServer its
+// QuorumZooKeeperServer only once a quorum acknowledged it, a learner once its leader's
+// sync is done. serving and zabstate both ask this, so srvr and zabstate never disagree.
 func (s *Server) inQuorum() bool {
-	return s.node.IsClustered() && s.node.HasLeader() && (!s.node.IsLeader() || s.node.Established())
+	return s.node.IsClustered() && s.node.HasLeader() && s.node.Synced()
 }
 
 // notReady says why this server should not get traffic yet, or "" when it should: it
@@ -205,6 +207,8 @@ func (s *Server) notReady() string {
 		return "no leader: not in a quorum (serving read-only clients)"
 	case s.node.IsClustered() && s.node.IsLeader() && !s.node.Established():
 		return "leading, not yet established: entries of earlier terms not all applied"
+	case s.node.IsClustered() && s.node.HasLeader() && !s.node.Synced():
+		return "following, not yet synced with the leader: no entry of its term yet"
 	case !s.serving():
 		return "no leader: not in a quorum"
 	case s.leaderRefusesClients():
@@ -398,7 +402,7 @@ func addressInfo(addr string) map[string]any {
 
 // adminZabState is ZooKeeper's zabstate; zkraft's term stands for the Zab epoch. A
 // server that is no serving quorum member (standalone, read-only, without a leader, a
-// leader not yet established) answers as ZooKeeper's does without a
+// leader not yet established, a follower not yet synced) answers as ZooKeeper's does without a
 // QuorumZooKeeperServer: not voting, no state.
 func (s *Server) adminZabState() map[string]any {
 	if !s.inQuorum() {
