@@ -16,6 +16,10 @@ import (
 // observers and demotes servers, one change at a time (reconcile). A leader whose state
 // machine holds no membership also writes the configured members into /zookeeper/config,
 // if the write it proposed first in its term (membershipFirst) did not.
+//
+// A removed member that stops answering is dropped from Raft's configuration
+// (forgetRemoved); this leader remembers it for the rest of its term and takes it back
+// as a non-voter once it answers again (readmit).
 func (d *duties) membershipLoop(ctx context.Context) {
 	n := d.n
 	leading := time.Now() // what this server saw of its peers before it led does not count
@@ -24,8 +28,9 @@ func (d *duties) membershipLoop(ctx context.Context) {
 			n.cfg.Logger.Warn("writing the initial membership failed", "err", err)
 		}
 	}
+	forgotten := map[raft.ServerID]raft.ServerAddress{}
 	for {
-		removed, err := d.reconcile(leading)
+		removed, err := d.reconcile(leading, forgotten)
 		if err != nil {
 			n.cfg.Logger.Warn("membership change failed; retrying", "err", err)
 			select {
@@ -36,9 +41,10 @@ func (d *duties) membershipLoop(ctx context.Context) {
 			continue
 		}
 		// While a removed member follows as a non-voter, look again now and then: it is
-		// forgotten once it has been unreachable for the grace (forgetRemoved).
+		// forgotten once it has been unreachable for the grace (forgetRemoved), and one
+		// forgotten is taken back once it answers (readmit).
 		var again <-chan time.Time
-		if removed {
+		if removed || len(forgotten) > 0 {
 			again = time.After(max(n.forgetRemovedAfter()/2, 50*time.Millisecond))
 		}
 		select {
@@ -55,8 +61,8 @@ func (d *duties) membershipLoop(ctx context.Context) {
 // configuration: the sync window (syncLimit ticks, after which a ZooKeeper leader drops
 // a learner that stopped answering), at least two heartbeat timeouts. A member that is
 // unreachable otherwise (timeouts: a cut network, a paused process, a host that is down)
-// is dropped only after forgetUnreachableAfter. Dropped, it can no longer come back (a
-// ZooKeeper learner would reconnect as a non-voting follower), so a blip must not do it.
+// is dropped only after forgetUnreachableAfter. Dropped, it comes back only while the
+// leader that dropped it leads (readmit), so a blip must not do it.
 func (n *Node) forgetRemovedAfter() time.Duration {
 	return max(n.syncWindow(), 2*n.cfg.HeartbeatTimeout)
 }
@@ -130,7 +136,7 @@ func (n *Node) proposeFirstMembership() raft.ApplyFuture {
 // for forgetRemovedAfter, it is dropped, as a ZooKeeper leader forgets a learner that
 // went silent) or added back. The leader demotes itself last (it steps down once that
 // commits). removed reports whether a removed member still follows as a non-voter.
-func (d *duties) reconcile(leading time.Time) (removed bool, err error) {
+func (d *duties) reconcile(leading time.Time, forgotten map[raft.ServerID]raft.ServerAddress) (removed bool, err error) {
 	n := d.n
 	want, ok := n.FSM.Members()
 	if !ok {
@@ -205,15 +211,54 @@ func (d *duties) reconcile(leading time.Time) (removed bool, err error) {
 		n.cfg.Logger.Info("membership: this leader was removed; stepping down to follow as a non-voter")
 		return false, n.raft.DemoteVoter(self, 0, wait).Error()
 	}
-	forgotten, err := d.forgetRemoved(want, have, leading)
-	return removed || forgotten, err
+	left, err := d.forgetRemoved(want, have, leading, forgotten)
+	if err != nil {
+		return true, err
+	}
+	return removed || left, d.readmit(want, have, forgotten)
+}
+
+// readmit takes back, as non-voters, the members forgetRemoved dropped that answer again,
+// as a ZooKeeper learner a reconfig removed reconnects as a non-voting follower whenever
+// it runs. A dial of its Raft port comes first, so one that stays gone costs a failed
+// dial per look, not two membership changes. One no longer to take back (added again by
+// a reconfig, or its address taken by a listed server) is dropped from forgotten.
+func (d *duties) readmit(want Membership, have map[raft.ServerID]raft.Server, forgotten map[raft.ServerID]raft.ServerAddress) error {
+	n := d.n
+	for id, addr := range forgotten {
+		_, listed := want.Peer(string(id))
+		_, in := have[id]
+		taken := false
+		for _, p := range want.Peers {
+			taken = taken || raft.ServerAddress(p.RaftAddr) == addr
+		}
+		if listed || in || taken {
+			delete(forgotten, id)
+			continue
+		}
+		// A short bound: a host that is down costs this loop at most that per look.
+		c, err := n.cfg.Network.Dial(string(addr), max(n.cfg.HeartbeatTimeout/4, 100*time.Millisecond))
+		if err != nil {
+			continue
+		}
+		c.Close()
+		if r := n.reach(); r != nil {
+			r.answered(id) // its outage is over; it is judged afresh from here
+		}
+		if err := n.raft.AddNonvoter(id, addr, 0, 10*time.Second).Error(); err != nil {
+			return err
+		}
+		delete(forgotten, id)
+		n.cfg.Logger.Info("membership: a forgotten removed server answers again; it follows as a non-voter", "server", string(id))
+	}
+	return nil
 }
 
 // forgetRemoved drops from Raft's configuration each removed member (a non-voter the
 // membership does not list) that has refused this leader's connections for
 // forgetRemovedAfter, or been unreachable for forgetUnreachableAfter, and reports
-// whether one is left following.
-func (d *duties) forgetRemoved(want Membership, have map[raft.ServerID]raft.Server, leading time.Time) (left bool, err error) {
+// whether one is left following. Each one dropped goes into forgotten.
+func (d *duties) forgetRemoved(want Membership, have map[raft.ServerID]raft.Server, leading time.Time, forgotten map[raft.ServerID]raft.ServerAddress) (left bool, err error) {
 	n := d.n
 	r := n.reach()
 	for id, s := range have {
@@ -231,6 +276,8 @@ func (d *duties) forgetRemoved(want Membership, have map[raft.ServerID]raft.Serv
 		if err := n.raft.RemoveServer(id, 0, 10*time.Second).Error(); err != nil {
 			return true, err
 		}
+		delete(have, id)
+		forgotten[id] = s.Address
 		n.cfg.Logger.Info("membership: a removed server that stopped answering is forgotten", "server", string(id),
 			"down_for", down.Round(time.Millisecond), "refused_for", refused.Round(time.Millisecond))
 	}
