@@ -24,6 +24,8 @@ type contactTransport struct {
 	log      *leaderLog
 	accepted *openStreams // the streams its listener accepted (read_ahead.go)
 	pipes    sync.Map     // raft.ServerID -> *pipeline, the newest made to each peer
+	// votes, if set, withholds this member's votes (empty_store_votes.go).
+	votes *voteGate
 }
 
 // dropStale closes the streams to peer id that may have died with it, as its outage
@@ -46,6 +48,9 @@ func (t *contactTransport) dropStale(id raft.ServerID) {
 
 // Close closes the transport and every stream it accepted.
 func (t *contactTransport) Close() error {
+	if t.votes != nil {
+		t.votes.close()
+	}
 	err := t.NetworkTransport.Close()
 	t.accepted.closeAll()
 	return err

@@ -65,6 +65,11 @@ type Config struct {
 	// and through the function it returns when that ends.
 	LongWork func() (done func())
 
+	// DistrustEmptyStore (zookeeper.db.autocreate=false without the data dir's
+	// initialize marker): a cluster member that starts on an empty store refuses votes
+	// until it has synced with a leader (empty_store_votes.go).
+	DistrustEmptyStore bool
+
 	// ID and Peers make a cluster: Peers lists every member (this one included) with
 	// its Raft address (ZooKeeper's election port). No peers: a standalone one-voter
 	// cluster over an in-memory transport.
@@ -359,6 +364,14 @@ func Open(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("quorum: bootstrap: %w", err)
 		}
 	}
+	if ct, ok := trans.(*contactTransport); ok && cfg.DistrustEmptyStore && !has && len(cfg.Peers) > 0 {
+		start, err := logs.LastIndex()
+		if err != nil {
+			store.Close()
+			return nil, err
+		}
+		ct.votes = newVoteGate(ct.NetworkTransport.Consumer(), start, cfg.Logger)
+	}
 	// The FSM starts from the newest snapshot, read once and checked against its CRC as it
 	// is read, instead of by raft (which would read it twice and, were it damaged, fall
 	// back to an older snapshot without saying so).
@@ -387,6 +400,10 @@ func Open(cfg Config) (*Node, error) {
 	if ct, ok := trans.(*contactTransport); ok {
 		back := n.peerBack
 		ct.reach.back.Store(&back)
+		if ct.votes != nil {
+			last := r.LastIndex
+			ct.votes.lastIndex.Store(&last)
+		}
 	}
 	lead.raft.Store(r)
 	d.n = n

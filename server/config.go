@@ -91,6 +91,10 @@ type Config struct {
 	// NoDataDirAutocreate (zookeeper.datadir.autocreate=false): a data dir without a
 	// store does not start (datadir.go).
 	NoDataDirAutocreate bool
+	// NoDBAutocreate (zookeeper.db.autocreate=false): a cluster member that starts on an
+	// empty store refuses votes until it has synced with a leader, unless the data dir
+	// holds the "initialize" marker, which the start consumes (datadir.go).
+	NoDBAutocreate bool
 	// EnsembleProvider: ZooKeeper's EnsembleAuthenticationProvider is registered (the
 	// ensemble scheme, ensemble_auth.go); EnsembleNames (zookeeper.ensembleAuthName) are
 	// the names it takes, nil: any.

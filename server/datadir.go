@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -30,4 +31,17 @@ func (c *Config) missingDataDir() error {
 	}
 	return fmt.Errorf("%w %s, automatic data directory creation is disabled (zookeeper.datadir.autocreate is false). "+
 		"Please create this directory manually (or ZooKeeper's %s, as zkServer-initialize.sh does)", ErrMissingDataDir, store, filepath.Join(c.DataDir, "version-2"))
+}
+
+// distrustEmptyStore is zookeeper.db.autocreate=false as ZooKeeper's FileTxnSnapLog
+// reads it: an empty database is not trusted (a member starting on one takes part in
+// no election until it has synced with a leader; quorum.Config.DistrustEmptyStore),
+// unless the data dir holds the marker zkServer-initialize.sh writes, "initialize",
+// which every start deletes. With the setting at its default the marker is deleted too.
+func (c *Config) distrustEmptyStore(log *slog.Logger) bool {
+	if err := os.Remove(filepath.Join(c.DataDir, "initialize")); err == nil {
+		log.Info("Initialize file found, an empty database will not block voting participation")
+		return false
+	}
+	return c.NoDBAutocreate
 }

@@ -105,6 +105,7 @@ func (s *Server) Start() error {
 	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered(), NoDigest: s.cfg.DigestDisabled,
 		SASL: s.cfg.SASL.AuthProvider, SASLAnyUser: s.cfg.SASL.AnyUser, OnQuota: s.quotaExceeded}
 	qc.EnforceQuota = s.cfg.EnforceQuota
+	qc.DistrustEmptyStore = s.cfg.distrustEmptyStore(s.log)
 	if src, err := s.cfg.tlsSource(func(err error) {
 		s.log.Error("ssl: a changed store did not load; the previous one stays in use", "err", err)
 	}); err != nil {

@@ -42,7 +42,10 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 	"leaderServes": func(c *server.Config, v string) error { c.LeaderServesNo = v == "no"; return nil },
 	// A data dir without a store stops the start, unless this is "true" in any case (the
 	// default), as FileTxnSnapLog reads it (server/datadir.go).
-	"datadir.autocreate":         propertyBool(func(c *server.Config, b bool) { c.NoDataDirAutocreate = !b }),
+	"datadir.autocreate": propertyBool(func(c *server.Config, b bool) { c.NoDataDirAutocreate = !b }),
+	// An empty store takes part in no election until it has synced, unless this is
+	// "true" in any case (the default), as FileTxnSnapLog reads it (server/datadir.go).
+	"db.autocreate":              propertyBool(func(c *server.Config, b bool) { c.NoDBAutocreate = !b }),
 	"nio.sessionlessCnxnTimeout": msKey(func(c *server.Config, d time.Duration) { c.SessionlessTimeout = d }),
 	// The names EnsembleAuthenticationProvider takes, comma-separated, each trimmed.
 	"ensembleAuthName": func(c *server.Config, v string) error {

@@ -71,8 +71,19 @@ func TestDataDirAndSessionlessSettings(t *testing.T) {
 	if !cfg.NoDataDirAutocreate || cfg.SessionlessTimeout != 2500*time.Millisecond {
 		t.Fatalf("%v %v", cfg.NoDataDirAutocreate, cfg.SessionlessTimeout)
 	}
-	if cfg := loadQuietly(t, nil, "datadir.autocreate=TRUE\n"); cfg.NoDataDirAutocreate || cfg.SessionlessTimeout != 10*time.Second {
-		t.Fatalf("defaults: %v %v", cfg.NoDataDirAutocreate, cfg.SessionlessTimeout)
+	for _, text := range []string{"db.autocreate=false\n", "zookeeper.db.autocreate=yes\n"} {
+		if !loadQuietly(t, nil, text).NoDBAutocreate {
+			t.Fatalf("%q: the empty store trusted", text)
+		}
+	}
+	if !loadQuietly(t, map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.db.autocreate=false"}, "").NoDBAutocreate {
+		t.Fatal("-Dzookeeper.db.autocreate=false ignored")
+	}
+	if !cfg.NoDataDirAutocreate || cfg.SessionlessTimeout != 2500*time.Millisecond {
+		t.Fatalf("%v %v", cfg.NoDataDirAutocreate, cfg.SessionlessTimeout)
+	}
+	if cfg := loadQuietly(t, nil, "datadir.autocreate=TRUE\ndb.autocreate=True\n"); cfg.NoDataDirAutocreate || cfg.NoDBAutocreate || cfg.SessionlessTimeout != 10*time.Second {
+		t.Fatalf("defaults: %v %v %v", cfg.NoDataDirAutocreate, cfg.NoDBAutocreate, cfg.SessionlessTimeout)
 	}
 }
 
