@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
@@ -15,27 +16,32 @@ import (
 // and FastLeaderElection ignores notifications while its own zxid is -1 and those of
 // members at -1). Raft has no switch for it, so the transport answers every RequestVote
 // and RequestPreVote refused (term 0, which makes no candidate step down) until the
-// member's log holds an entry beyond what it started with: an AppendEntries or a
-// snapshot from a leader. Raft's own election then finds no vote here either way: its
-// empty log wins no other member's vote, and another gated member's is refused. The
-// relay costs one channel hop per RPC for as long as the process runs (raft asks for
-// its channel once); only such a start has it.
+// member holds an entry of its current term (Node.lastHeldTerm): a leader elected
+// without this member's vote sent it, and by Log Matching the member's log then matches
+// that leader's up to it, every entry committed before the term included; a part of a
+// catch-up (one batch of AppendEntries, a snapshot of an older term) does not open it.
+// The member may still stand as a candidate itself: a member with data never votes for
+// its shorter log, and a gated one refuses it, but a member whose empty store is
+// trusted (db.autocreate at its default) could elect it, where ZooKeeper's election
+// ignores a member at zxid -1. The relay costs one channel hop per RPC for as long as
+// the process runs (raft asks for its channel once); only such a start has it.
+
+// termsOf is how the gate reads raft once raft runs.
+type termsOf struct{ current, held func() uint64 }
 
 // voteGate relays the RPCs raft consumes, refusing votes while shut.
 type voteGate struct {
-	in, out chan raft.RPC
-	done    chan struct{}
-	log     *slog.Logger
-	// lastIndex is raft's last log index once raft runs (nil before: shut); start is
-	// the store's last index when the member started.
-	lastIndex atomic.Pointer[func() uint64]
-	start     uint64
+	out       chan raft.RPC
+	done      chan struct{}
+	closeOnce sync.Once
+	log       *slog.Logger
+	terms     atomic.Pointer[termsOf] // nil until raft runs: shut
 	open      atomic.Bool
 	refused   atomic.Uint64
 }
 
-func newVoteGate(in <-chan raft.RPC, start uint64, log *slog.Logger) *voteGate {
-	g := &voteGate{out: make(chan raft.RPC), done: make(chan struct{}), log: log, start: start}
+func newVoteGate(in <-chan raft.RPC, log *slog.Logger) *voteGate {
+	g := &voteGate{out: make(chan raft.RPC), done: make(chan struct{}), log: log}
 	go g.relay(in)
 	return g
 }
@@ -81,27 +87,26 @@ func (g *voteGate) refuse(rpc raft.RPC) bool {
 	return true
 }
 
-// isOpen reports whether the member's log holds an entry it did not start with.
+// isOpen reports whether the member holds an entry of its current term. It is asked at
+// each vote request (and by VotesWithheld), so its log line comes then, not at the sync.
 func (g *voteGate) isOpen() bool {
 	if g.open.Load() {
 		return true
 	}
-	last := g.lastIndex.Load()
-	if last == nil || (*last)() <= g.start {
+	t := g.terms.Load()
+	if t == nil {
 		return false
 	}
-	g.open.Store(true)
-	g.log.Info("synced with a leader after starting on an empty store: this member votes again", "refused_votes", g.refused.Load())
+	if cur := t.current(); cur == 0 || t.held() != cur {
+		return false
+	}
+	if g.open.CompareAndSwap(false, true) {
+		g.log.Info("synced with a leader after starting on an empty store: this member votes again", "refused_votes", g.refused.Load())
+	}
 	return true
 }
 
-func (g *voteGate) close() {
-	select {
-	case <-g.done:
-	default:
-		close(g.done)
-	}
-}
+func (g *voteGate) close() { g.closeOnce.Do(func() { close(g.done) }) }
 
 // Consumer is raft's channel of incoming RPCs: the gate's relay when the member started
 // gated.

@@ -61,8 +61,9 @@ func (d *duties) membershipLoop(ctx context.Context) {
 // configuration: the sync window (syncLimit ticks, after which a ZooKeeper leader drops
 // a learner that stopped answering), at least two heartbeat timeouts. A member that is
 // unreachable otherwise (timeouts: a cut network, a paused process, a host that is down)
-// is dropped only after forgetUnreachableAfter. Dropped, it comes back only while the
-// leader that dropped it leads (readmit), so a blip must not do it.
+// is dropped only after forgetUnreachableAfter. Dropped, it comes back only if it was
+// dropped for refusals and while the leader that dropped it leads (readmit), so a blip
+// must not do it.
 func (n *Node) forgetRemovedAfter() time.Duration {
 	return max(n.syncWindow(), 2*n.cfg.HeartbeatTimeout)
 }
@@ -211,18 +212,23 @@ func (d *duties) reconcile(leading time.Time, forgotten map[raft.ServerID]raft.S
 		n.cfg.Logger.Info("membership: this leader was removed; stepping down to follow as a non-voter")
 		return false, n.raft.DemoteVoter(self, 0, wait).Error()
 	}
-	left, err := d.forgetRemoved(want, have, leading, forgotten)
-	if err != nil {
+	// Those forgotten in an earlier look are dialled before this look forgets more.
+	if err := d.readmit(want, have, forgotten); err != nil {
 		return true, err
 	}
-	return removed || left, d.readmit(want, have, forgotten)
+	left, err := d.forgetRemoved(want, have, leading, forgotten)
+	return removed || left, err
 }
 
-// readmit takes back, as non-voters, the members forgetRemoved dropped that answer again,
-// as a ZooKeeper learner a reconfig removed reconnects as a non-voting follower whenever
-// it runs. A dial of its Raft port comes first, so one that stays gone costs a failed
-// dial per look, not two membership changes. One no longer to take back (added again by
-// a reconfig, or its address taken by a listed server) is dropped from forgotten.
+// readmit takes back, as non-voters, the members forgetRemoved dropped for refusing
+// connections (their process was gone) whose Raft port accepts a connection again (it
+// was started again), as a ZooKeeper learner a reconfig removed reconnects as a
+// non-voting follower whenever it runs. A stopped one costs a refused dial per look, not
+// two membership changes. A member dropped after timeouts only (a cut, a paused process,
+// a host that is down) is not in forgotten: a paused process's port still accepts
+// connections, and taking it back would only drop it again ten minutes later. One no
+// longer to take back (added again by a reconfig, or its address taken by a listed
+// server) is dropped from forgotten.
 func (d *duties) readmit(want Membership, have map[raft.ServerID]raft.Server, forgotten map[raft.ServerID]raft.ServerAddress) error {
 	n := d.n
 	for id, addr := range forgotten {
@@ -257,7 +263,8 @@ func (d *duties) readmit(want Membership, have map[raft.ServerID]raft.Server, fo
 // forgetRemoved drops from Raft's configuration each removed member (a non-voter the
 // membership does not list) that has refused this leader's connections for
 // forgetRemovedAfter, or been unreachable for forgetUnreachableAfter, and reports
-// whether one is left following. Each one dropped goes into forgotten.
+// whether one is left following. Each one dropped for refusals goes into forgotten
+// (readmit).
 func (d *duties) forgetRemoved(want Membership, have map[raft.ServerID]raft.Server, leading time.Time, forgotten map[raft.ServerID]raft.ServerAddress) (left bool, err error) {
 	n := d.n
 	r := n.reach()
@@ -277,7 +284,9 @@ func (d *duties) forgetRemoved(want Membership, have map[raft.ServerID]raft.Serv
 			return true, err
 		}
 		delete(have, id)
-		forgotten[id] = s.Address
+		if refused >= n.forgetRemovedAfter() {
+			forgotten[id] = s.Address
+		}
 		n.cfg.Logger.Info("membership: a removed server that stopped answering is forgotten", "server", string(id),
 			"down_for", down.Round(time.Millisecond), "refused_for", refused.Round(time.Millisecond))
 	}

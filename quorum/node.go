@@ -365,12 +365,7 @@ func Open(cfg Config) (*Node, error) {
 		}
 	}
 	if ct, ok := trans.(*contactTransport); ok && cfg.DistrustEmptyStore && !has && len(cfg.Peers) > 0 {
-		start, err := logs.LastIndex()
-		if err != nil {
-			store.Close()
-			return nil, err
-		}
-		ct.votes = newVoteGate(ct.NetworkTransport.Consumer(), start, cfg.Logger)
+		ct.votes = newVoteGate(ct.NetworkTransport.Consumer(), cfg.Logger)
 	}
 	// The FSM starts from the newest snapshot, read once and checked against its CRC as it
 	// is read, instead of by raft (which would read it twice and, were it damaged, fall
@@ -401,8 +396,7 @@ func Open(cfg Config) (*Node, error) {
 		back := n.peerBack
 		ct.reach.back.Store(&back)
 		if ct.votes != nil {
-			last := r.LastIndex
-			ct.votes.lastIndex.Store(&last)
+			ct.votes.terms.Store(&termsOf{current: r.CurrentTerm, held: n.lastHeldTerm})
 		}
 	}
 	lead.raft.Store(r)
@@ -531,13 +525,17 @@ func (n *Node) Established() bool {
 }
 
 // Synced reports whether this member is in step with its leader's term: a leader once
-// it is established; a follower or observer once its log holds an entry of the current
-// term. Raft's consistency check admits that entry only onto a log that matches the
-// leader's up to it (Log Matching), so the member has synced its log with the leader's,
-// as a ZooKeeper learner serves only once its leader's sync is done (UPTODATE). A member
-// far behind (a snapshot or a long backlog to take) or with a log that diverged is not
-// synced while it catches up, nor one that has heard the new leader's heartbeat before
-// its first entries.
+// it is established; a follower or observer once its log (or a snapshot it installed)
+// holds an entry of the current term. Raft's consistency check admits that entry only
+// onto a log that matches the leader's up to it (Log Matching), and the leader's first
+// entry of a term comes after every entry committed before the term, so the member has
+// synced with the leader, as a ZooKeeper learner serves only once its leader's sync is
+// done (UPTODATE). After an election a member far behind (a snapshot or a long backlog
+// to take) or with a log that diverged is not synced while it catches up, nor one that
+// has heard the new leader's heartbeat before its first entries. A member restarted
+// within a term (no election since) holds entries of that term already and counts as
+// synced at once, however many entries it then takes: the term, not the backlog, is
+// what is checked. Cached per term.
 func (n *Node) Synced() bool {
 	if n.IsLeader() {
 		return n.Established()
@@ -549,13 +547,26 @@ func (n *Node) Synced() bool {
 	if n.syncedTerm.Load() == term {
 		return true
 	}
-	// Raft's last entry, a snapshot's included; asked until the first yes of a term.
-	last, err := strconv.ParseUint(n.raft.Stats()["last_log_term"], 10, 64)
-	if err != nil || last != term {
+	if n.lastHeldTerm() != term {
 		return false
 	}
 	n.syncedTerm.Store(term)
 	return true
+}
+
+// lastHeldTerm is the term of the last entry this member holds: its log's last entry, or
+// the snapshot it installed if that reaches further (raft's last_log_term leaves an
+// installed snapshot out). Asked rarely: it formats all of raft's stats.
+func (n *Node) lastHeldTerm() uint64 {
+	st := n.raft.Stats()
+	num := func(k string) uint64 {
+		v, _ := strconv.ParseUint(st[k], 10, 64)
+		return v
+	}
+	if num("last_snapshot_index") >= num("last_log_index") {
+		return num("last_snapshot_term")
+	}
+	return num("last_log_term")
 }
 
 // LeaderID is the id of the member this one knows to lead.

@@ -24,11 +24,9 @@ import (
 // adminIdentity is the identity an Authorization header's value gives the request, or
 // false when it authenticates nobody.
 func (s *Server) adminIdentity(r *http.Request, header string) (datatree.Caller, bool) {
-	// Java's String.split(" "): a piece per space, trailing empty pieces dropped.
+	// Java's String.split(" "): a piece per space (trailing empty pieces dropped, but
+	// HTTP servers, Jetty and Go's, trim a header value's edges already).
 	parts := strings.Split(header, " ")
-	for len(parts) > 1 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
 	if len(parts) != 1 && len(parts) != 2 || !s.cfg.schemeRegistered(parts[0]) {
 		return datatree.Caller{}, false
 	}
@@ -44,7 +42,8 @@ func (s *Server) adminIdentity(r *http.Request, header string) (datatree.Caller,
 		c.Super = s.cfg.SuperDigest != "" && id == s.cfg.SuperDigest
 		return c, true
 	case "ip":
-		return datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: s.adminClientIP(r)}}}, true
+		ip, ok := s.adminClientIP(r)
+		return datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: ip}}}, ok
 	case "x509":
 		subject, ok := s.adminCertificate(r)
 		if !ok {
@@ -58,17 +57,18 @@ func (s *Server) adminIdentity(r *http.Request, header string) (datatree.Caller,
 // adminClientIP is the ip identity of an HTTP request, as IPAuthenticationProvider's
 // getClientIPAddress gives it: the peer's address, or with
 // zookeeper.IPAuthenticationProvider.usexforwardedfor the first address the
-// X-Forwarded-For header names (the peer's without the header).
-func (s *Server) adminClientIP(r *http.Request) string {
-	if s.cfg.AdminAuth.UseXForwardedFor {
-		if fwd := r.Header.Get("X-Forwarded-For"); fwd != "" {
-			// Java's StringTokenizer on ",": the first non-empty token, trimmed.
-			for _, tok := range strings.Split(fwd, ",") {
-				if tok != "" {
-					return strings.TrimSpace(tok)
-				}
+// X-Forwarded-For header names (the peer's without the header). A header with no
+// address in it (empty, or only commas) authenticates nobody: Java's StringTokenizer
+// throws there, and the command answers "Not authenticated".
+func (s *Server) adminClientIP(r *http.Request) (string, bool) {
+	if fwd, ok := r.Header["X-Forwarded-For"]; ok && s.cfg.AdminAuth.UseXForwardedFor {
+		// StringTokenizer on ",": the first non-empty token, trimmed.
+		for _, tok := range strings.Split(fwd[0], ",") {
+			if tok != "" {
+				return strings.TrimSpace(tok), true
 			}
 		}
+		return "", false
 	}
 	host, zone, _ := strings.Cut(r.RemoteAddr, "%")
 	if zone != "" {
@@ -79,9 +79,9 @@ func (s *Server) adminClientIP(r *http.Request) string {
 		host = h
 	}
 	if ip := net.ParseIP(host); ip != nil {
-		return javaHostAddress(ip, zone)
+		return javaHostAddress(ip, zone), true
 	}
-	return host
+	return host, true
 }
 
 // adminCertificate is the subject of the request's client certificate once
@@ -92,8 +92,14 @@ func (s *Server) adminCertificate(r *http.Request) (string, bool) {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return "", false
 	}
+	// Read at each request (only a caller with a certificate the handshake trusted gets
+	// here), so a replaced trust store counts at once.
 	settings, err := tlsconf.FromProperties(s.cfg.SSL, "ssl.")
-	if err != nil || settings.TrustStore.Location == "" {
+	if err != nil {
+		s.log.Warn("admin command: the ssl.* settings do not load", "err", err)
+		return "", false
+	}
+	if settings.TrustStore.Location == "" {
 		s.log.Warn("admin command: no ssl.trustStore to authenticate an x509 certificate with", "client", r.RemoteAddr)
 		return "", false
 	}

@@ -74,8 +74,8 @@ func TestAdminCommandIPAndDigestSchemes(t *testing.T) {
 		for _, c := range []struct{ auth, want string }{
 			{"ip", "200"},
 			{"ip ignored", "200"},
-			{"digest bob", "200"}, // no colon: DigestAuthenticationProvider digests "bob" all the same
-			{"digest bob:pw  ", "200"},
+			{"digest bob", "200"},                       // no colon: DigestAuthenticationProvider digests "bob" all the same
+			{"digest  bob:pw", "401 Not authenticated"}, // three pieces
 			{"", "401 Not authenticated"},
 			{"digest", "401 Not authenticated"},
 			{"digest a b", "401 Not authenticated"},
@@ -108,6 +108,7 @@ func TestAdminCommandIPAndDigestSchemes(t *testing.T) {
 			{nil, "ip", "403 Not authorized"}, // 127.0.0.1 may only read the root
 			{proxied, "ip", wantProxied},
 			{map[string]string{"X-Forwarded-For": "192.168.1.1"}, "ip", "403 Not authorized"},
+			{map[string]string{"X-Forwarded-For": ",,"}, "ip", map[bool]string{false: "403 Not authorized", true: "401 Not authenticated"}[fwd]},
 			{nil, "digest admin:secret", "200"},
 			{proxied, "digest admin:wrong", "403 Not authorized"},
 		} {

@@ -36,8 +36,11 @@ func (c *Config) missingDataDir() error {
 // distrustEmptyStore is zookeeper.db.autocreate=false as ZooKeeper's FileTxnSnapLog
 // reads it: an empty database is not trusted (a member starting on one takes part in
 // no election until it has synced with a leader; quorum.Config.DistrustEmptyStore),
-// unless the data dir holds the marker zkServer-initialize.sh writes, "initialize",
-// which every start deletes. With the setting at its default the marker is deleted too.
+// unless the marker zkServer-initialize.sh writes, "initialize", is there; every start
+// deletes it. zkServer-initialize.sh writes it into dataDir, where zkraft looks;
+// ZooKeeper looks beside its transaction log's version-2/, which is in dataLogDir when
+// one is set, so there the script's marker does not count. With the setting at its
+// default the marker is deleted too.
 func (c *Config) distrustEmptyStore(log *slog.Logger) bool {
 	if err := os.Remove(filepath.Join(c.DataDir, "initialize")); err == nil {
 		log.Info("Initialize file found, an empty database will not block voting participation")

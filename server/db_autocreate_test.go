@@ -31,7 +31,9 @@ func TestEmptyStoreWithoutDBAutocreateVotesOnlyOnceSynced(t *testing.T) {
 	if err := os.RemoveAll(tc.cfgs[f].DataDir); err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(tc.cfgs[f].DataDir, 0o755)
+	if err := os.MkdirAll(tc.cfgs[f].DataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tc.cfgs[f].NoDBAutocreate = true
 	tc.stop(l)
 	defer func(d time.Duration) { firstLeaderWait = d }(firstLeaderWait)
@@ -70,7 +72,9 @@ func TestInitializeMarkerTrustsAnEmptyStore(t *testing.T) {
 		cfg := Config{DataDir: t.TempDir(), NoDBAutocreate: c.noAutocreate}
 		marker := filepath.Join(cfg.DataDir, "initialize")
 		if c.marker {
-			os.WriteFile(marker, nil, 0o644)
+			if err := os.WriteFile(marker, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if got := cfg.distrustEmptyStore(slog.Default()); got != c.distrust {
 			t.Errorf("db.autocreate=%v, marker %v: distrust %v", !c.noAutocreate, c.marker, got)
