@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -20,10 +21,10 @@ import (
 // without this member's vote sent it, and by Log Matching the member's log then matches
 // that leader's up to it, every entry committed before the term included; a part of a
 // catch-up (one batch of AppendEntries, a snapshot of an older term) does not open it.
-// The member may still stand as a candidate itself: a member with data never votes for
-// its shorter log, and a gated one refuses it, but a member whose empty store is
-// trusted (db.autocreate at its default) could elect it, where ZooKeeper's election
-// ignores a member at zxid -1. The relay costs one channel hop per RPC for as long as
+// Nor does it stand as a candidate: while the gate is shut its own RequestVote and
+// RequestPreVote calls fail before they are sent (raft logs that at debug), so its
+// pre-vote never succeeds and it neither bumps the term nor wins (ZooKeeper's election
+// ignores a member at zxid -1). The relay costs one channel hop per RPC for as long as
 // the process runs (raft asks for its channel once); only such a start has it.
 
 // termsOf is how the gate reads raft once raft runs.
@@ -107,6 +108,25 @@ func (g *voteGate) isOpen() bool {
 }
 
 func (g *voteGate) close() { g.closeOnce.Do(func() { close(g.done) }) }
+
+// errVotesWithheld fails a gated member's own vote requests.
+var errVotesWithheld = errors.New("quorum: this member started on an empty store and has not synced with a leader: it stands in no election (zookeeper.db.autocreate=false)")
+
+// RequestVote asks a peer's vote, unless this member's votes are withheld.
+func (t *contactTransport) RequestVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	if t.votes != nil && !t.votes.isOpen() {
+		return errVotesWithheld
+	}
+	return t.NetworkTransport.RequestVote(id, target, args, resp)
+}
+
+// RequestPreVote asks a peer's pre-vote, unless this member's votes are withheld.
+func (t *contactTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
+	if t.votes != nil && !t.votes.isOpen() {
+		return errVotesWithheld
+	}
+	return t.NetworkTransport.RequestPreVote(id, target, args, resp)
+}
 
 // Consumer is raft's channel of incoming RPCs: the gate's relay when the member started
 // gated.

@@ -7,9 +7,10 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// The gate refuses votes and pre-votes (and passes every other RPC) until the member
-// holds an entry of its current term: a part of a catch-up (entries or a snapshot of an
-// older term) leaves it shut; once open it stays open.
+// The gate refuses votes and pre-votes (and passes every other RPC), and fails the
+// member's own vote requests, until the member holds an entry of its current term: a
+// part of a catch-up (entries or a snapshot of an older term) leaves it shut; once open
+// it stays open.
 func TestVoteGateOpensOnlyOnTheCurrentTerm(t *testing.T) {
 	in := make(chan raft.RPC)
 	g := newVoteGate(in, slog.Default())
@@ -46,6 +47,14 @@ func TestVoteGateOpensOnlyOnTheCurrentTerm(t *testing.T) {
 		if !ask(&raft.RequestVoteRequest{}) {
 			t.Fatalf("term %d, holding term %d: the vote passed", c.current, c.held)
 		}
+	}
+	// Shut, its own vote requests fail before they are sent (no transport is needed).
+	ct := &contactTransport{votes: g}
+	if err := ct.RequestVote("2", "nowhere", &raft.RequestVoteRequest{}, &raft.RequestVoteResponse{}); err != errVotesWithheld {
+		t.Fatalf("RequestVote while shut: %v", err)
+	}
+	if err := ct.RequestPreVote("2", "nowhere", &raft.RequestPreVoteRequest{}, &raft.RequestPreVoteResponse{}); err != errVotesWithheld {
+		t.Fatalf("RequestPreVote while shut: %v", err)
 	}
 	current, held = 5, 5
 	if ask(&raft.RequestVoteRequest{}) || ask(&raft.RequestPreVoteRequest{}) {
