@@ -1,8 +1,9 @@
 // Package quorum owns consensus: the hashicorp/raft node, the state machine (FSM) that
 // applies committed entries to the znode tree and the session table, the log entry
 // format, the peer streams between members (forwarded writes, session pings, commit
-// and durable notices), and the leader's duties (session expiry, container and TTL cleanup,
-// membership).
+// and durable notices), the leader's duties (session expiry, container and TTL cleanup,
+// membership), and the vote gate of a member started on an empty store with
+// zookeeper.db.autocreate=false (empty_store_votes.go).
 //
 // It knows nothing of sockets or the client protocol's framing: the server hands it
 // entries (a connection's writes through its Stream, anything else through Propose) and

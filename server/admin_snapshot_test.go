@@ -44,11 +44,8 @@ func TestAdminSnapshotNeedsAuthentication(t *testing.T) {
 	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/kept", Data: []byte("v"), Acl: openACL}, &jute.CreateResponse{}); h.Err != 0 {
 		t.Fatal(h.Err)
 	}
-	admin := []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "digest", Id: datatree.DigestID("admin:secret")}},
-		{Perms: jute.PermRead, Id: jute.Id{Scheme: "world", Id: "anyone"}}}
-	if h := c.call(jute.OpSetACL, &jute.SetACLRequest{Path: "/", Acl: admin, Version: -1}, &jute.SetACLResponse{}); h.Err != 0 {
-		t.Fatal(h.Err)
-	}
+	setRootACL(t, s, []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "digest", Id: datatree.DigestID("admin:secret")}},
+		{Perms: jute.PermRead, Id: jute.Id{Scheme: "world", Id: "anyone"}}})
 	for _, tc := range []struct {
 		auth   string
 		status int
