@@ -21,6 +21,8 @@ type SlowSync struct {
 type slowSyncs struct {
 	threshold time.Duration
 	report    func(SlowSync) // nil: nobody asked
+	// observe hears of every fdatasync's duration (ZooKeeper's fsynctime); nil: nobody asked.
+	observe func(took time.Duration)
 }
 
 // WarnSlowSyncs has the WAL call report after every fdatasync that took longer than
@@ -35,12 +37,25 @@ func (s *Store) WarnSlowSyncs(threshold time.Duration, report func(SlowSync)) {
 	s.wal.WarnSlowSyncs(threshold, report)
 }
 
+// ObserveSyncs has the WAL call observe with the duration of every fdatasync it makes,
+// the syncer's too (ZooKeeper's fsynctime metric). Call it before the log is written to;
+// observe must not block.
+func (w *WAL) ObserveSyncs(observe func(took time.Duration)) { w.slow.observe = observe }
+
+// ObserveSyncs has the store's transaction log report every fdatasync's duration
+// (WAL.ObserveSyncs).
+func (s *Store) ObserveSyncs(observe func(took time.Duration)) { s.wal.ObserveSyncs(observe) }
+
 // timedSync makes seg's file durable with sync, and returns the sync if it was slow and
 // someone asked (reportSlow tells them, once nobody waits on the caller any more).
 func (w *WAL) timedSync(seg *segment, sync func(*os.File) error) (*SlowSync, error) {
 	start := time.Now()
 	err := sync(seg.f)
-	if took := time.Since(start); w.slow.report != nil && took > w.slow.threshold {
+	took := time.Since(start)
+	if w.slow.observe != nil {
+		w.slow.observe(took)
+	}
+	if w.slow.report != nil && took > w.slow.threshold {
 		return &SlowSync{Path: seg.path, Took: took}, err
 	}
 	return nil, err

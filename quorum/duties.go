@@ -113,6 +113,9 @@ func (d *duties) expire(ids []int64) {
 	}
 	if len(ids) > 0 {
 		d.n.cfg.Logger.Info("sessions expired", "count", len(ids), "first", first)
+		if f := d.n.cfg.Figures.SessionsExpired; f != nil {
+			f(len(ids))
+		}
 	}
 }
 

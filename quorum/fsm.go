@@ -112,6 +112,8 @@ type FSM struct {
 	logger *slog.Logger
 	// longWork, if set, is told of each snapshot written or installed while it runs.
 	longWork func() (done func())
+	// snapshotTaken, if set, is told how long each snapshot written took (Figures).
+	snapshotTaken func(took time.Duration)
 
 	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
 }
@@ -399,8 +401,12 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 		}
 		if done {
 			err := sink.Close()
+			took := time.Since(start)
 			if s.fsm.logger != nil && err == nil {
-				s.fsm.logger.Info("snapshot written", "id", sink.ID(), "bytes", size, "took", time.Since(start).Round(time.Millisecond))
+				s.fsm.logger.Info("snapshot written", "id", sink.ID(), "bytes", size, "took", took.Round(time.Millisecond))
+			}
+			if s.fsm.snapshotTaken != nil && err == nil {
+				s.fsm.snapshotTaken(took)
 			}
 			return err
 		}

@@ -64,6 +64,8 @@ type Config struct {
 	// LongWork, if set, is told when the FSM starts writing or installing a snapshot,
 	// and through the function it returns when that ends.
 	LongWork func() (done func())
+	// Figures are told of what ZooKeeper's metrics count (figures.go).
+	Figures Figures
 
 	// DistrustEmptyStore (zookeeper.db.autocreate=false without the data dir's
 	// initialize marker): a cluster member that starts on an empty store refuses votes
@@ -264,6 +266,9 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	warnSlowSyncs(store, cfg.FsyncWarning, cfg.Logger)
+	if cfg.Figures.LogSynced != nil {
+		store.ObserveSyncs(cfg.Figures.LogSynced)
+	}
 	cache := newRecentLogs(store.Log, recentLogsMax, recentLogsMaxBytes)
 	snaps := store.Snapshots
 	rc := raft.DefaultConfig()
@@ -331,6 +336,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	fsm.logger = cfg.Logger
 	fsm.longWork = cfg.LongWork
+	fsm.snapshotTaken = cfg.Figures.SnapshotTaken
 	d := &duties{}
 	fsm.sessionsChanged = func(id int64, timeout int32, created bool) {
 		if created {
@@ -416,9 +422,16 @@ func Open(cfg Config) (*Node, error) {
 		}
 		n.prompt = newPromptElection(n)
 		n.leaderNews = make(chan struct{}, 1)
+		look := &looking{voter: !self.Observer, figs: cfg.Figures}
+		look.lost() // a member starts looking for its leader
 		// Runs on raft's goroutine as raft sets the leader; delivers nothing itself.
 		r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
 			if lo, ok := o.Data.(raft.LeaderObservation); ok {
+				if lo.LeaderID == "" {
+					look.lost()
+				} else {
+					look.found()
+				}
 				n.prompt.leaderNamed(lo.LeaderID)
 				n.fwd.wakeDialer()
 				n.announce()
@@ -428,6 +441,7 @@ func Open(cfg Config) (*Node, error) {
 		// A leader named before the observer was registered.
 		if _, id := r.LeaderWithID(); id != "" {
 			n.prompt.named.CompareAndSwap(nil, &namedLeader{id: id})
+			look.found()
 		}
 		go n.servePeers(n.peers)
 		go n.fwd.dialLoop()

@@ -126,7 +126,9 @@ func (c *conn) Caller() datatree.Caller {
 
 // Notify queues a watch notification; it never blocks.
 func (c *conn) Notify(ev *jute.WatcherEvent, zxid int64) {
-	c.send(replyFrame(jute.XidNotification, zxid, jute.OK, ev))
+	f := replyFrame(jute.XidNotification, zxid, jute.OK, ev)
+	c.srv.metrics.watchBytes.Add(int64(len(*f) - 4))
+	c.send(f)
 }
 
 // send queues a frame without blocking; a client too far behind is disconnected.
@@ -215,6 +217,7 @@ func (c *conn) readLoop(r *connReader) {
 		}
 		c.recv.Add(1)
 		c.srv.stats.received.Add(1)
+		c.srv.metrics.bytesReceived.Add(int64(4 + len(frame)))
 		p, ok := c.decode(frame)
 		if !ok {
 			c.close(closedBadFrame)
@@ -569,7 +572,13 @@ func (c *conn) answer(p *pending, zxid int64, code jute.Code, body jute.Record) 
 	if p.op == jute.OpPing {
 		xid = jute.XidPing // ZooKeeper answers every ping with its own xid, whatever was sent
 	}
-	c.reply(xid, zxid, code, body)
+	f := replyFrame(xid, zxid, code, body)
+	if p.op != jute.OpPing && p.op != jute.OpAuth {
+		// FinalRequestProcessor's response_bytes: not a ping's reply (it counts 0 for
+		// it) nor addauth's (answered before the pipeline).
+		c.srv.metrics.responseBytes.Add(int64(len(*f) - 4))
+	}
+	c.send(f)
 }
 
 func (c *conn) reply(xid int32, zxid int64, code jute.Code, body jute.Record) {

@@ -120,7 +120,7 @@ func (t *connThrottle) admit(renew bool) bool {
 	if t.max != 0 && !t.take(need, throttleNow()) {
 		return false
 	}
-	t.deficit.add(int64(t.max - t.tokens))
+	t.deficit.record(int64(t.max - t.tokens))
 	t.requests++
 	return true
 }
@@ -158,10 +158,10 @@ func (t *connThrottle) blue(now int64) bool {
 
 // figures are mntr's: connection_request_count, connection_drop_probability and the
 // connection_token_deficit summary.
-func (t *connThrottle) figures() (requests int64, drop float64, deficit summary) {
+func (t *connThrottle) figures() (requests int64, drop float64, deficit *summary) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.requests, t.drop, t.deficit
+	return t.requests, t.drop, &t.deficit
 }
 
 // reset zeroes the counters (srst: ServerMetrics.resetAll); the bucket stays.
@@ -169,29 +169,5 @@ func (t *connThrottle) reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.requests = 0
-	t.deficit = summary{}
-}
-
-// summary is one of ZooKeeper's AvgMinMaxCounter summaries, printed by mntr as its avg,
-// min, max, cnt and sum (0 each while empty).
-type summary struct{ count, sum, min, max int64 }
-
-func (s *summary) add(v int64) {
-	if s.count == 0 || v < s.min {
-		s.min = v
-	}
-	if s.count == 0 || v > s.max {
-		s.max = v
-	}
-	s.count++
-	s.sum += v
-}
-
-// metrics are the summary's five values named as mntr names them.
-func (s summary) metrics(name string) []metric {
-	avg := 0.0
-	if s.count > 0 {
-		avg = float64(s.sum) / float64(s.count)
-	}
-	return []metric{{"avg_" + name, avg}, {"min_" + name, s.min}, {"max_" + name, s.max}, {"cnt_" + name, s.count}, {"sum_" + name, s.sum}}
+	t.deficit.reset()
 }

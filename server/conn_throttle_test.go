@@ -53,8 +53,8 @@ func TestConnThrottleWeights(t *testing.T) {
 	if !th.admit(false) || !th.admit(true) || th.admit(true) {
 		t.Fatal("6 tokens did not take a new session (3) and one renewal (2) only")
 	}
-	if requests, _, deficit := th.figures(); requests != 2 || deficit.sum != 3+5 || deficit.max != 5 {
-		t.Fatalf("requests %d, deficit %+v", requests, deficit)
+	if requests, _, deficit := th.figures(); requests != 2 || deficit.sum.Load() != 3+5 || deficit.greatest() != 5 {
+		t.Fatalf("requests %d, deficit sum %d max %d", requests, deficit.sum.Load(), deficit.greatest())
 	}
 	off := newConnThrottle(DefaultConnThrottle(), log)
 	for i := 0; i < 100; i++ {

@@ -50,6 +50,7 @@ func (s *Server) resetConnStats() {
 // sizes, as ZooKeeper's leader resets its proposal stats with its server stats.
 func (s *Server) resetStats() {
 	s.stats.reset()
+	s.metrics.reset()
 	s.throttle.reset()
 	s.connThrottle.reset()
 	s.large.rejected.Store(0)

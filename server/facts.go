@@ -286,9 +286,12 @@ type metric struct {
 	value any
 }
 
-// monitor is what mntr reports, in its order; the AdminServer's monitor and /metrics
-// report the same values.
-func (s *Server) monitor() []metric {
+// monitor is what mntr reports, in its order; the AdminServer's monitor reports the same
+// values, and /metrics serves them too (ZooKeeper's summaries and counters as such).
+func (s *Server) monitor() []metric { return append(s.monitorGauges(), s.metrics.metrics()...) }
+
+// monitorGauges are mntr's values but those of serverMetrics.
+func (s *Server) monitorGauges() []metric {
 	st := s.statFacts()
 	watches := s.node.FSM.Watches.Count()
 	var ephemerals, sessions int
@@ -340,7 +343,7 @@ func (s *Server) monitor() []metric {
 	requests, drop, deficit := s.connThrottle.figures()
 	kv("connection_request_count", requests)
 	kv("connection_drop_probability", drop)
-	out = append(out, deficit.metrics("connection_token_deficit")...)
+	out = append(out, deficit.metrics("connection_token_deficit", false)...)
 	kv("large_requests_rejected", s.large.rejected.Load())
 	kv("ensemble_auth_success", s.ensemble.success.Load())
 	kv("ensemble_auth_fail", s.ensemble.fail.Load())

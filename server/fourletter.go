@@ -69,6 +69,7 @@ func (c *conn) maybeFourLetter(br *bufio.Reader) bool {
 	}
 	c.recv.Add(1)
 	c.srv.stats.received.Add(1)
+	c.srv.metrics.bytesReceived.Add(4) // the word, read as a frame's length
 	allowed := c.srv.cfg.fourLetterAllowed(cmd)
 	if cmd == "stmk" && allowed {
 		// The whitelist comes first: an stmk it refuses reads no mask and sets none.

@@ -671,8 +671,15 @@ func TestClusterMntrMatchesZooKeeper(t *testing.T) {
 			}
 		}
 		var out []string
-		for _, m := range c.Members {
+		for i, m := range c.Members {
 			mntr := askFourLetter(t, m.Addr, "mntr")
+			// Each member was without a leader at its start and waited through an
+			// election (more than one if the first leader did not last).
+			looked, _ := strconv.Atoi(mntrLine(mntr, "looking_count"))
+			elections, _ := strconv.Atoi(mntrLine(mntr, "cnt_election_time"))
+			if looked < 1 || elections < 1 || elections > looked {
+				t.Errorf("%s member %d: looking_count %d, cnt_election_time %d", c.Name, i, looked, elections)
+			}
 			var vals []string
 			for _, k := range keys {
 				if v := mntrLine(mntr, k); v != "" {

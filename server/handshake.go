@@ -2,7 +2,9 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/zkraft/zkraft/datatree"
@@ -18,6 +20,11 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	frame, err := jute.ReadFrame(br, nil, c.srv.cfg.MaxBuffer)
 	if err != nil {
 		// A probe that connects and closes, or a frame too large: not a refusal.
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// No handshake within nio.sessionlessCnxnTimeout: ZooKeeper's connection
+			// expirer closes it and counts it.
+			c.srv.metrics.sessionlessExpired.Add(1)
+		}
 		c.logReadErr(err)
 		c.close(readReason(err))
 		return false
@@ -29,6 +36,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 	start := time.Now()
 	c.recv.Add(1) // ZooKeeper counts the ConnectRequest among the packets received
 	c.srv.stats.received.Add(1)
+	c.srv.metrics.bytesReceived.Add(int64(4 + len(frame)))
 	var req jute.Connect
 	d := jute.NewDecoder(frame)
 	req.Decode(d)
@@ -72,6 +80,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		resp.SessionId, resp.Passwd = id, pw
 		// ZooKeeper's createSession passes its FinalRequestProcessor (a reattach does not).
 		c.stats.answered(jute.OpCreateSession, 0, jute.OK, fsm.LastZxid(), start)
+		c.srv.observe(&pending{op: jute.OpCreateSession, start: start})
 	} else {
 		var s session.Session
 		var found bool

@@ -13,7 +13,8 @@ import (
 
 // writeMetrics serves Prometheus' text format: every numeric mntr value under ZooKeeper's
 // metric name (as ZooKeeper's PrometheusMetricsProvider names them; a serving member's
-// quorum_size among them), quorum_size on a standalone (1) or read-only server too, and
+// quorum_size among them; ZooKeeper's counters and summaries of server_metrics.go as a
+// counter and a summary with its quantiles, as that provider serves them), quorum_size on a standalone (1) or read-only server too, and
 // Raft's own figures (raft_term, raft_commit_index, raft_applied_index,
 // raft_last_snapshot_index, raft_last_log_index), the Go runtime's heap and collector
 // figures (metrics_runtime.go), the per-namespace quota metrics
@@ -24,7 +25,7 @@ func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 	gauge := func(name string, v float64, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n%s %s\n", name, help, name, name, strconv.FormatFloat(v, 'g', -1, 64))
 	}
-	for _, m := range s.monitor() {
+	for _, m := range s.monitorGauges() {
 		var v float64
 		switch x := m.value.(type) {
 		case int:
@@ -53,6 +54,14 @@ func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 		leader = 1
 	}
 	gauge("leader", leader, "1 on the leader")
+	for _, c := range s.metrics.counters() {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", c.name, c.help, c.name, c.name, c.c.Load())
+	}
+	var sb []byte
+	for _, m := range s.metrics.summaries() {
+		sb = m.s.writeProm(sb, m.name, m.help, m.percentiles)
+	}
+	b.Write(sb)
 	st := s.node.Stats()
 	keys := []string{"term", "commit_index", "applied_index", "last_snapshot_index", "last_log_index"}
 	sort.Strings(keys)

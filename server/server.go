@@ -54,6 +54,7 @@ type Server struct {
 	wg    sync.WaitGroup
 
 	stats    stats
+	metrics  serverMetrics // ZooKeeper's ServerMetrics that zkraft fills (server_metrics.go)
 	throttle *throttle
 	// connThrottle takes tokens for ConnectRequests (conn_throttle.go); large bounds
 	// the bytes of large requests in process (large_requests.go).
@@ -129,6 +130,7 @@ func (s *Server) Start() error {
 	qc.OnSessionMoved = s.sessionMoved
 	qc.OnRestored = s.stateRestored
 	qc.LongWork = s.cfg.LongWork
+	qc.Figures = s.metrics.figures()
 	if len(s.cfg.Servers) > 0 {
 		qc.ID, qc.Peers = strconv.Itoa(s.cfg.ServerID), s.cfg.Servers
 		// Raft's follower timeout: half a tick (1 s at ZooKeeper's default). A follower
@@ -175,6 +177,7 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
+	node.FSM.Watches.ObserveFired(s.metrics.fired)
 	s.mu.Lock()
 	s.node = node
 	s.mu.Unlock()

@@ -2,6 +2,8 @@ package server
 
 import (
 	"math/big"
+
+	"github.com/zkraft/zkraft/jute"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +21,9 @@ type stats struct {
 	total, minLat, maxLat int64 // ms, as ticksBetween counts them
 }
 
-// observe records a request that arrived at start and returns how long it took.
-func (s *stats) observe(start time.Time) time.Duration {
+// observe records a request that arrived at start and returns how long it took, in
+// ticks of the millisecond clock and in full.
+func (s *stats) observe(start time.Time) (int64, time.Duration) {
 	now := time.Now()
 	ms := ticksBetween(start, now)
 	s.mu.Lock()
@@ -31,7 +34,7 @@ func (s *stats) observe(start time.Time) time.Duration {
 	s.count++
 	s.total += ms
 	s.mu.Unlock()
-	return now.Sub(start)
+	return ms, now.Sub(start)
 }
 
 // slowRequest is how long a request may take before it is logged. At most one line a
@@ -45,9 +48,15 @@ type slowLog struct {
 	suppressed int
 }
 
-// observe records a request's latency and logs it if it was slow.
+// observe records a request's latency and logs it if it was slow. Requests ZooKeeper
+// answers outside its request pipeline (addauth, SASL, an op it does not take) are not
+// counted, as ZooKeeper's are not.
 func (s *Server) observe(p *pending) {
-	d := s.stats.observe(p.start)
+	if p.invalid || p.op == jute.OpAuth {
+		return
+	}
+	ms, d := s.stats.observe(p.start)
+	s.metrics.latency(p.op, ms)
 	if d < slowRequest {
 		return
 	}
@@ -96,14 +105,24 @@ type responseSizes struct{ last, min, max atomic.Int64 }
 func (r *responseSizes) record(n int) {
 	v := int64(n) + 1
 	r.last.Store(v)
-	for cur := r.min.Load(); cur == 0 || v < cur; cur = r.min.Load() {
-		if r.min.CompareAndSwap(cur, v) {
-			break
+	lowerTo(&r.min, v)
+	raiseTo(&r.max, v)
+}
+
+// lowerTo stores v in a if a holds 0 (none yet) or more than v.
+func lowerTo(a *atomic.Int64, v int64) {
+	for cur := a.Load(); cur == 0 || v < cur; cur = a.Load() {
+		if a.CompareAndSwap(cur, v) {
+			return
 		}
 	}
-	for cur := r.max.Load(); v > cur; cur = r.max.Load() {
-		if r.max.CompareAndSwap(cur, v) {
-			break
+}
+
+// raiseTo stores v in a if a holds less than v.
+func raiseTo(a *atomic.Int64, v int64) {
+	for cur := a.Load(); v > cur; cur = a.Load() {
+		if a.CompareAndSwap(cur, v) {
+			return
 		}
 	}
 }

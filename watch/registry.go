@@ -66,6 +66,9 @@ type Registry struct {
 	// (polled by monitoring every few seconds) reports it; what only the wchs family
 	// shows is counted when asked.
 	count int
+
+	// fired, if set, hears how many watchers each event fires (ObserveFired).
+	fired func(evType int32, n int)
 }
 
 // watcherList is one watcher and the paths it watches; the slot of w in paths[i] has

@@ -33,6 +33,7 @@ func (r *Registry) Trigger(evType int32, path string, zxid int64, acl []jute.ACL
 	var slotBuf [maxFew]slot
 	var targetBuf [maxFew]Watcher
 	targets := targetBuf[:0]
+	var nData, nChild int // the watchers ZooKeeper's data and child managers fire (fired)
 	r.mu.Lock()
 	if e := r.byPath[path]; e != nil {
 		// A copy of the slots, as using up a one-shot watch changes e (and may
@@ -47,15 +48,39 @@ func (r *Registry) Trigger(evType int32, path string, zxid int64, acl []jute.ACL
 			}
 			if fire {
 				targets = append(targets, w) // a path has each watcher once
+				if k&dataKinds != 0 {
+					nData++
+				}
+				if k&childKinds != 0 {
+					nChild++
+				}
 			}
 		}
 	}
 	if r.nRecurs > 0 && evType != jute.EventNodeChildrenChanged {
+		before := len(targets)
 		targets = r.recursiveAbove(path, targets)
+		nData += len(targets) - before
+		nChild += len(targets) - before
 	}
+	fired := r.fired
 	r.mu.Unlock()
 	if len(targets) == 0 {
 		return
+	}
+	if fired != nil {
+		if evType == jute.EventNodeDeleted {
+			// ZooKeeper triggers its data manager, then its child manager, each counting
+			// the watchers it fires, if any.
+			if nData > 0 {
+				fired(evType, nData)
+			}
+			if nChild > 0 {
+				fired(evType, nChild)
+			}
+		} else {
+			fired(evType, len(targets)) // one manager's event
+		}
 	}
 	ev := &jute.WatcherEvent{Type: evType, State: jute.StateSyncConnected, Path: path}
 	for _, w := range targets {
@@ -63,6 +88,17 @@ func (r *Registry) Trigger(evType int32, path string, zxid int64, acl []jute.ACL
 			w.Notify(ev, zxid)
 		}
 	}
+}
+
+// ObserveFired has the registry call fired with the number of watchers an event fires,
+// as ZooKeeper's WatchManager adds it to node_created_watch_count and its siblings:
+// once per manager that fires any (a deletion fires the data manager's and the child
+// manager's watchers apart, so it may call twice). fired runs after the registry's lock
+// is let go and must not block.
+func (r *Registry) ObserveFired(fired func(evType int32, n int)) {
+	r.mu.Lock()
+	r.fired = fired
+	r.mu.Unlock()
 }
 
 // recursiveAbove appends to targets the watchers with a recursive watch on an ancestor

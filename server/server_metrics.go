@@ -1,0 +1,132 @@
+package server
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/quorum"
+)
+
+// serverMetrics are those of ZooKeeper's ServerMetrics that zkraft can give true values:
+// summaries (summary.go) and counters, under ZooKeeper's names, fed where the same thing
+// happens here. mntr prints them after its other values; /metrics serves the summaries
+// as Prometheus summaries and the counters as counters; srst resets them all, as
+// ServerMetrics.resetAll does. ZooKeeper's other metrics (its request processors' queues,
+// Zab's proposal and commit latencies, the JVM's) have no counterpart and are left out.
+type serverMetrics struct {
+	// readLatency and updateLatency split the request latency: a request with a
+	// transaction (a write, createSession and closeSession, failed ones too) is an update,
+	// anything else (reads, sync, pings) a read, as ServerStats.updateLatency splits it.
+	readLatency, updateLatency summary
+	fsyncTime                  summary // each fdatasync of the transaction log, ms
+	snapshotTime               summary // each snapshot written, ms
+	electionTime               summary // each election a voting member waited through, ms
+	// The watchers each event fires, by event type (node_created_watch_count ...).
+	createdWatchers, deletedWatchers, changedWatchers, childrenWatchers summary
+
+	lookingCount         atomic.Int64 // times a cluster member was without a leader
+	bytesReceived        atomic.Int64 // every frame's bytes, its length prefix included
+	responseBytes        atomic.Int64 // the replies to requests, without their length prefix
+	watchBytes           atomic.Int64 // the notifications sent, without their length prefix
+	staleSessionsExpired atomic.Int64 // sessions the leader closed for their timeout
+	sessionlessExpired   atomic.Int64 // connections closed for sending no handshake in time
+}
+
+// figures are the hooks quorum tells these metrics through.
+func (m *serverMetrics) figures() quorum.Figures {
+	return quorum.Figures{
+		LogSynced:       func(took time.Duration) { m.fsyncTime.record(took.Milliseconds()) },
+		SnapshotTaken:   func(took time.Duration) { m.snapshotTime.record(took.Milliseconds()) },
+		Looking:         func() { m.lookingCount.Add(1) },
+		Elected:         func(took time.Duration) { m.electionTime.record(took.Milliseconds()) },
+		SessionsExpired: func(n int) { m.staleSessionsExpired.Add(int64(n)) },
+	}
+}
+
+// fired counts the watchers one event fired (watch.Registry.ObserveFired).
+func (m *serverMetrics) fired(evType int32, n int) {
+	switch evType {
+	case jute.EventNodeCreated:
+		m.createdWatchers.record(int64(n))
+	case jute.EventNodeDeleted:
+		m.deletedWatchers.record(int64(n))
+	case jute.EventNodeDataChanged:
+		m.changedWatchers.record(int64(n))
+	case jute.EventNodeChildrenChanged:
+		m.childrenWatchers.record(int64(n))
+	}
+}
+
+// namedSummary is a summary with its name and whether mntr prints its percentiles.
+type namedSummary struct {
+	name        string
+	s           *summary
+	percentiles bool
+	help        string
+}
+
+func (m *serverMetrics) summaries() []namedSummary {
+	return []namedSummary{
+		{"readlatency", &m.readLatency, true, "read request latency, ms"},
+		{"updatelatency", &m.updateLatency, true, "update request latency, ms"},
+		{"fsynctime", &m.fsyncTime, false, "fdatasync time of the transaction log, ms"},
+		{"snapshottime", &m.snapshotTime, false, "time to write a snapshot, ms"},
+		{"election_time", &m.electionTime, false, "time between losing a leader and knowing one again, ms"},
+		{"node_created_watch_count", &m.createdWatchers, false, "watchers fired by a node's creation"},
+		{"node_deleted_watch_count", &m.deletedWatchers, false, "watchers fired by a node's deletion"},
+		{"node_changed_watch_count", &m.changedWatchers, false, "watchers fired by a change of a node's data"},
+		{"node_children_watch_count", &m.childrenWatchers, false, "watchers fired by a change of a node's children"},
+	}
+}
+
+// namedCounter is a counter with its name.
+type namedCounter struct {
+	name string
+	c    *atomic.Int64
+	help string
+}
+
+func (m *serverMetrics) counters() []namedCounter {
+	return []namedCounter{
+		{"looking_count", &m.lookingCount, "times this member was without a leader"},
+		{"bytes_received_count", &m.bytesReceived, "bytes received from clients"},
+		{"response_bytes", &m.responseBytes, "bytes of replies to requests"},
+		{"watch_bytes", &m.watchBytes, "bytes of watch notifications"},
+		{"stale_sessions_expired", &m.staleSessionsExpired, "sessions expired"},
+		{"sessionless_connections_expired", &m.sessionlessExpired, "connections closed without a session in time"},
+	}
+}
+
+// metrics are mntr's values of these metrics, counters first.
+func (m *serverMetrics) metrics() []metric {
+	var out []metric
+	for _, c := range m.counters() {
+		out = append(out, metric{c.name, c.c.Load()})
+	}
+	for _, s := range m.summaries() {
+		out = append(out, s.s.metrics(s.name, s.percentiles)...)
+	}
+	return out
+}
+
+// reset is srst's part.
+func (m *serverMetrics) reset() {
+	for _, c := range m.counters() {
+		c.c.Store(0)
+	}
+	for _, s := range m.summaries() {
+		s.s.reset()
+	}
+}
+
+// latency records a request's latency (ms): a request ZooKeeper gives a transaction
+// header (every op that changes state, a failed one too) is an update, anything else a
+// read.
+func (m *serverMetrics) latency(op int32, ms int64) {
+	if jute.IsWrite(op) {
+		m.updateLatency.record(ms)
+	} else {
+		m.readLatency.record(ms)
+	}
+}
