@@ -10,7 +10,7 @@ import (
 )
 
 // ZooKeeper's ServerMetrics that zkraft fills (server_metrics.go) count the same things:
-// both servers get the same requests from two sessions (reads, pings, writes that
+// both servers get the same requests from two sessions (addauth, reads, pings, writes that
 // succeed and fail, sync, a multi, data, child and recursive watches that fire), then mntr
 // must report the same bytes received and sent, the same split of requests into reads
 // and updates, and the same watchers fired per event type; and after srst the same
@@ -65,6 +65,16 @@ func TestServerMetricsMatchZooKeeper(t *testing.T) {
 				}
 				notified++
 			}
+		}
+		// addauth is answered before ZooKeeper's request pipeline: no latency, no
+		// response bytes.
+		if _, err := b.nc.Write(jute.AppendFrame(nil, &jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth},
+			&jute.AuthPacket{Scheme: "digest", Auth: []byte("u:p")})); err != nil {
+			t.Fatal(err)
+		}
+		var ah jute.ReplyHeader
+		if b.readFrame(&ah); ah.Xid != jute.XidAuth || ah.Err != 0 {
+			t.Fatalf("%s: addauth: %+v", s.Name, ah)
 		}
 		ok("create /m", a.call(jute.OpCreate, &jute.CreateRequest{Path: "/m", Data: []byte("0123456789"), Acl: openACL}, nil))
 		for range 3 {
