@@ -343,7 +343,13 @@ func (c *conn) logReadErr(err error) {
 	switch {
 	case errors.As(err, &big):
 		c.srv.log.Warn("closing connection: frame too large", "client", c.nc.RemoteAddr().String(), "len", big.Len, "max", big.Max)
-	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		if !c.isDone() && !c.closing.Load() {
+			// The client closed its end, not after its closeSession: ZooKeeper's failed
+			// read (connection_drop_count).
+			c.srv.metrics.connectionDrops.Add(1)
+		}
+	case errors.Is(err, net.ErrClosed):
 	default:
 		if !c.isDone() {
 			c.srv.log.Debug("read", "client", c.nc.RemoteAddr().String(), "err", err)

@@ -25,12 +25,14 @@ type serverMetrics struct {
 	// The watchers each event fires, by event type (node_created_watch_count ...).
 	createdWatchers, deletedWatchers, changedWatchers, childrenWatchers summary
 
-	lookingCount         atomic.Int64 // times a cluster member was without a leader
-	bytesReceived        atomic.Int64 // every frame's bytes, its length prefix included
-	responseBytes        atomic.Int64 // the replies to requests, without their length prefix
-	watchBytes           atomic.Int64 // the notifications sent, without their length prefix
-	staleSessionsExpired atomic.Int64 // sessions the leader closed for their timeout
-	sessionlessExpired   atomic.Int64 // connections closed for sending no handshake in time
+	lookingCount          atomic.Int64 // times a cluster member was without a leader
+	bytesReceived         atomic.Int64 // every frame's bytes, its length prefix included
+	responseBytes         atomic.Int64 // the replies to requests, without their length prefix
+	watchBytes            atomic.Int64 // the notifications sent, without their length prefix
+	staleSessionsExpired  atomic.Int64 // sessions the leader closed for their timeout
+	sessionlessExpired    atomic.Int64 // connections closed for sending no handshake in time
+	unsuccessfulHandshake atomic.Int64 // TLS handshakes that failed
+	connectionDrops       atomic.Int64 // connections the client closed (its end of stream read)
 }
 
 // figures are the hooks quorum tells these metrics through.
@@ -95,6 +97,8 @@ func (m *serverMetrics) counters() []namedCounter {
 		{"watch_bytes", &m.watchBytes, "bytes of watch notifications"},
 		{"stale_sessions_expired", &m.staleSessionsExpired, "sessions expired"},
 		{"sessionless_connections_expired", &m.sessionlessExpired, "connections closed without a session in time"},
+		{"unsuccessful_handshake", &m.unsuccessfulHandshake, "TLS handshakes that failed"},
+		{"connection_drop_count", &m.connectionDrops, "connections the client closed"},
 	}
 }
 

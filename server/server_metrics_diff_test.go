@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/server/ztest"
@@ -17,7 +18,7 @@ import (
 // zeros (but the four bytes of the mntr that asks).
 func TestServerMetricsMatchZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
-	compared := []string{"bytes_received_count", "response_bytes", "watch_bytes", "looking_count",
+	compared := []string{"bytes_received_count", "connection_drop_count", "response_bytes", "watch_bytes", "looking_count",
 		"stale_sessions_expired", "sessionless_connections_expired", "cnt_election_time"}
 	for _, s := range []string{"readlatency", "updatelatency"} {
 		compared = append(compared, "cnt_"+s)
@@ -34,8 +35,24 @@ func TestServerMetricsMatchZooKeeper(t *testing.T) {
 		}
 		defer s.Stop()
 		// The harness's probes of the server before it counts as started differ: the bytes
-		// received are compared from here on.
-		first, _ := strconv.Atoi(mntrLine(askFourLetter(t, s.Addr, "mntr"), "bytes_received_count"))
+		// received and the connections dropped are compared from here on.
+		since := []string{"bytes_received_count", "connection_drop_count"}
+		first := map[string]int{}
+		first["connection_drop_count"], _ = strconv.Atoi(mntrLine(askFourLetter(t, s.Addr, "mntr"), "connection_drop_count"))
+		// A client that goes away without closing its session: a dropped connection.
+		gone := dial(t, s.Addr)
+		gone.connect(0, nil)
+		gone.nc.Close()
+		dropped := func() int {
+			n, _ := strconv.Atoi(mntrLine(askFourLetter(t, s.Addr, "mntr"), "connection_drop_count"))
+			return n - first["connection_drop_count"]
+		}
+		for deadline := time.Now().Add(10 * time.Second); dropped() < 1; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the dropped connection is not counted", s.Name)
+			}
+		}
+		first["bytes_received_count"], _ = strconv.Atoi(mntrLine(askFourLetter(t, s.Addr, "mntr"), "bytes_received_count"))
 		a, b := dial(t, s.Addr), dial(t, s.Addr)
 		a.connect(0, nil)
 		b.connect(0, nil)
@@ -116,11 +133,13 @@ func TestServerMetricsMatchZooKeeper(t *testing.T) {
 		for _, k := range compared {
 			before[k] = mntrLine(mntr, k)
 		}
-		n, err := strconv.Atoi(before["bytes_received_count"])
-		if err != nil {
-			t.Fatalf("%s: bytes_received_count %q", s.Name, before["bytes_received_count"])
+		for _, k := range since {
+			n, err := strconv.Atoi(before[k])
+			if err != nil {
+				t.Fatalf("%s: %s %q", s.Name, k, before[k])
+			}
+			before[k] = strconv.Itoa(n - first[k])
 		}
-		before["bytes_received_count"] = strconv.Itoa(n - first)
 		if got := askFourLetter(t, s.Addr, "srst"); got != "Server stats reset.\n" {
 			t.Fatalf("%s: srst: %q", s.Name, got)
 		}

@@ -190,8 +190,10 @@ func (c *conn) startTLS() bool {
 		timeout = defaultTLSHandshakeTimeout
 	}
 	if err := sc.setUp(timeout); err != nil {
-		// ZooKeeper counts a failed handshake as an authentication failure.
+		// ZooKeeper counts a failed handshake as an authentication failure, and as an
+		// unsuccessful handshake.
 		c.srv.stats.authFailed.Add(1)
+		c.srv.metrics.unsuccessfulHandshake.Add(1)
 		c.srv.log.Warn("closing connection: unsuccessful TLS handshake", "client", sc.RemoteAddr().String(), "err", err)
 		return false
 	}

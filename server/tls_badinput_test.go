@@ -147,6 +147,7 @@ func TestTLSBadInputMatchesZooKeeper(t *testing.T) {
 			// on would count too: CI once saw 7 on ZooKeeper and 6 on zkraft when the
 			// tests' dialer gave a JVM's first handshake only 1 s (it gives 10 s now).
 			before := settledAuthFailures(addrs[0])
+			handshakes := settledMntr(addrs[0], "unsuccessful_handshake")
 			t.Logf("%s: zk_auth_failed_count before the bad clients: %s", name, before)
 			if name == "zkraft" && before != "0" {
 				// Its good client's handshake succeeded (it has a session): no failure.
@@ -155,6 +156,8 @@ func TestTLSBadInputMatchesZooKeeper(t *testing.T) {
 			lines := badTLSClients(t, f, addrs[1], good)
 			after := settledAuthFailures(addrs[0])
 			lines = append(lines, fmt.Sprintf("auth failures the bad clients added: %s", countDelta(before, after)))
+			lines = append(lines, fmt.Sprintf("unsuccessful handshakes they added: %s",
+				countDelta(handshakes, settledMntr(addrs[0], "unsuccessful_handshake"))))
 			mu.Lock()
 			out[name] = lines
 			mu.Unlock()
@@ -176,16 +179,19 @@ func TestTLSBadInputMatchesZooKeeper(t *testing.T) {
 // settledAuthFailures is mntr's zk_auth_failed_count value once two readings half a
 // second apart agree (at most 10 s), or the error that stopped the reading. A client
 // may see its refusal before the server has counted it, hence the wait.
-func settledAuthFailures(addr string) string {
+func settledAuthFailures(addr string) string { return settledMntr(addr, "auth_failed_count") }
+
+// settledMntr is mntr's value of key once two readings half a second apart agree.
+func settledMntr(addr, key string) string {
 	read := func() string {
 		mntr, err := ztest.FourLetter(addr, "mntr")
 		if err != nil {
 			return err.Error()
 		}
-		if v := mntrLine(mntr, "auth_failed_count"); v != "" {
+		if v := mntrLine(mntr, key); v != "" {
 			return v
 		}
-		return "no zk_auth_failed_count"
+		return "no zk_" + key
 	}
 	return settled(500*time.Millisecond, 10*time.Second, read)
 }
