@@ -21,7 +21,7 @@ type SlowSync struct {
 type slowSyncs struct {
 	threshold time.Duration
 	report    func(SlowSync) // nil: nobody asked
-	// observe hears of every fdatasync's duration (ZooKeeper's fsynctime); nil: nobody asked.
+	// observe hears of every fdatasync's duration; nil: nobody asked.
 	observe func(took time.Duration)
 }
 
@@ -38,7 +38,7 @@ func (s *Store) WarnSlowSyncs(threshold time.Duration, report func(SlowSync)) {
 }
 
 // ObserveSyncs has the WAL call observe with the duration of every fdatasync it makes,
-// the syncer's too (ZooKeeper's fsynctime metric). Call it before the log is written to;
+// the syncer's too (the server counts them as ZooKeeper's fsynctime). Call it before the log is written to;
 // observe must not block.
 func (w *WAL) ObserveSyncs(observe func(took time.Duration)) { w.slow.observe = observe }
 

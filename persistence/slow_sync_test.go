@@ -83,3 +83,39 @@ func TestWALReportsSlowSyncs(t *testing.T) {
 		t.Fatalf("the syncer's 50 ms fdatasync: reported %+v", got)
 	}
 }
+
+// ObserveSyncs hears of every fdatasync, fast or slow, the syncer's of a deferred store
+// included.
+func TestWALObservesEverySync(t *testing.T) {
+	w := mustOpenWAL(t, t.TempDir(), 1<<20)
+	defer w.Close()
+	var mu sync.Mutex
+	var took []time.Duration
+	w.ObserveSyncs(func(d time.Duration) {
+		mu.Lock()
+		took = append(took, d)
+		mu.Unlock()
+	})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(took)
+	}
+	if err := w.StoreLogs(entries(1, 3, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d fdatasyncs observed for one durable store, want 1", n)
+	}
+	if err := w.StoreLogsDeferred(entries(4, 6, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitDurable(6); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); count() < 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("%d fdatasyncs observed after a deferred store, want 2", n)
+	}
+}

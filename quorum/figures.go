@@ -5,23 +5,23 @@ import (
 	"time"
 )
 
-// Figures are told of the events ZooKeeper's metrics count that happen in quorum (the
-// server keeps the counts and prints them in mntr). Each may be nil; each runs on the
-// goroutine of the event (raft's, the WAL's syncer, a snapshot's), so it must not block.
+// Figures are told of events in quorum that ZooKeeper counts in its metrics (the server
+// keeps the counts; quorum knows no metric's name). Each may be nil; each runs on the
+// goroutine where the event happens (raft's, the WAL's or its syncer's, a snapshot's, the
+// leader's duties', or Open's), so it must not block.
 type Figures struct {
-	// LogSynced: an fdatasync of the transaction log took took (fsynctime).
+	// LogSynced: an fdatasync of the transaction log took took.
 	LogSynced func(took time.Duration)
-	// SnapshotTaken: a snapshot of the state was written, in took (snapshottime).
+	// SnapshotTaken: a snapshot of the state was written, in took.
 	SnapshotTaken func(took time.Duration)
 	// Looking: this cluster member has no leader, at its start or since it lost the one
-	// it had (ZooKeeper's peer going LOOKING: looking_count).
+	// it had (as a ZooKeeper peer goes LOOKING).
 	Looking func()
-	// Elected: a voting member that was looking knows its leader again (itself
-	// included) took after it began looking (election_time; a ZooKeeper observer
-	// records none, nor does a non-voter here).
+	// Elected: a voting member that was looking knows its leader again (itself, if it
+	// leads); took is the time since it began looking. A non-voter is told nothing, as
+	// a ZooKeeper observer records no election time.
 	Elected func(took time.Duration)
-	// SessionsExpired: the leader closes n sessions whose timeout passed
-	// (stale_sessions_expired).
+	// SessionsExpired: the leader closes n sessions whose timeout passed.
 	SessionsExpired func(n int)
 }
 

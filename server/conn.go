@@ -579,9 +579,10 @@ func (c *conn) answer(p *pending, zxid int64, code jute.Code, body jute.Record) 
 		xid = jute.XidPing // ZooKeeper answers every ping with its own xid, whatever was sent
 	}
 	f := replyFrame(xid, zxid, code, body)
-	if p.op != jute.OpPing && p.op != jute.OpAuth {
+	if p.op != jute.OpPing && p.op != jute.OpAuth && code != jute.ErrNotReadOnly {
 		// FinalRequestProcessor's response_bytes: not a ping's reply (it counts 0 for
-		// it) nor addauth's (answered before the pipeline).
+		// it), nor addauth's or a refused write's on a read-only server (answered
+		// before that processor).
 		c.srv.metrics.responseBytes.Add(int64(len(*f) - 4))
 	}
 	c.send(f)

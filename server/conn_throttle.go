@@ -67,7 +67,9 @@ type connThrottle struct {
 // it fixes with the warnings it logs.
 func newConnThrottle(cfg ConnThrottleConfig, log *slog.Logger) *connThrottle {
 	if cfg.Tokens == 0 {
-		return &connThrottle{} // off: it only counts
+		t := &connThrottle{} // off: it only counts
+		t.deficit.plain = true
+		return t
 	}
 	global, local, renew := cfg.GlobalWeight, cfg.LocalWeight, cfg.RenewWeight
 	if local <= 0 {
@@ -79,6 +81,7 @@ func newConnThrottle(cfg ConnThrottleConfig, log *slog.Logger) *connThrottle {
 	t := &connThrottle{max: cfg.Tokens, fillTime: int64(cfg.FillTime), fillCount: cfg.FillCount, newWeight: 1, renewWeight: 1,
 		freeze: int64(cfg.FreezeTime), dropIncrease: cfg.DropIncrease, dropDecrease: cfg.DropDecrease, decrease: cfg.DecreaseRatio,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))}
+	t.deficit.plain = true // mntr prints no percentiles of it
 	if cfg.WeightEnabled {
 		t.max *= global
 		t.fillCount *= global

@@ -63,7 +63,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		return false
 	}
 	if c.srv.isReadOnly() {
-		return c.readOnlyHandshake(&req)
+		return c.readOnlyHandshake(&req, start)
 	}
 	fsm := c.srv.node.FSM
 	timeout := c.negotiateTimeout(req.TimeOut)

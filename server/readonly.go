@@ -95,6 +95,7 @@ func (s *Server) expireLocal(now time.Time) {
 	for id, l := range s.local {
 		if l.expired(now) {
 			delete(s.local, id)
+			s.metrics.staleSessionsExpired.Add(1) // ZooKeeper's local session tracker counts it
 		}
 	}
 }
@@ -154,7 +155,7 @@ func (s *Server) mode() string {
 
 // readOnlyHandshake answers a ConnectRequest while the server is read-only; false closes
 // the connection.
-func (c *conn) readOnlyHandshake(req *jute.Connect) bool {
+func (c *conn) readOnlyHandshake(req *jute.Connect, start time.Time) bool {
 	client := c.nc.RemoteAddr().String()
 	if !req.ReadOnly {
 		c.srv.log.Debug("refusing session: not a read-only client, and this member is read-only", "client", client)
@@ -170,6 +171,8 @@ func (c *conn) readOnlyHandshake(req *jute.Connect) bool {
 	resp.TimeOut = c.negotiateTimeout(req.TimeOut)
 	if req.SessionId == 0 {
 		resp.SessionId, resp.Passwd = c.srv.newSessionID(), newPassword()
+		// A local session's createSession passes ZooKeeper's FinalRequestProcessor too.
+		c.srv.observe(&pending{op: jute.OpCreateSession, start: start})
 	} else {
 		holds := false
 		c.srv.node.FSM.Read(func(tr *datatree.Tree, t *session.Table) {

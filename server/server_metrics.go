@@ -25,14 +25,21 @@ type serverMetrics struct {
 	// The watchers each event fires, by event type (node_created_watch_count ...).
 	createdWatchers, deletedWatchers, changedWatchers, childrenWatchers summary
 
-	lookingCount          atomic.Int64 // times a cluster member was without a leader
-	bytesReceived         atomic.Int64 // every frame's bytes, its length prefix included
-	responseBytes         atomic.Int64 // the replies to requests, without their length prefix
-	watchBytes            atomic.Int64 // the notifications sent, without their length prefix
-	staleSessionsExpired  atomic.Int64 // sessions the leader closed for their timeout
-	sessionlessExpired    atomic.Int64 // connections closed for sending no handshake in time
-	unsuccessfulHandshake atomic.Int64 // TLS handshakes that failed
-	connectionDrops       atomic.Int64 // connections the client closed (its end of stream read)
+	lookingCount          atomic.Int64  // times a cluster member was without a leader
+	bytesReceived         paddedCounter // every frame's bytes, its length prefix included
+	responseBytes         paddedCounter // the replies to requests, without their length prefix
+	watchBytes            paddedCounter // the notifications sent, without their length prefix
+	staleSessionsExpired  atomic.Int64  // sessions the leader closed for their timeout
+	sessionlessExpired    atomic.Int64  // connections closed for sending no handshake in time
+	unsuccessfulHandshake atomic.Int64  // TLS handshakes that failed
+	connectionDrops       atomic.Int64  // connections the client closed (its end of stream read)
+}
+
+// paddedCounter is a counter on a cache line of its own: every connection adds to it,
+// from the goroutines that read requests, answer them and deliver events.
+type paddedCounter struct {
+	atomic.Int64
+	_ [56]byte
 }
 
 // figures are the hooks quorum tells these metrics through.
@@ -92,9 +99,9 @@ type namedCounter struct {
 func (m *serverMetrics) counters() []namedCounter {
 	return []namedCounter{
 		{"looking_count", &m.lookingCount, "times this member was without a leader"},
-		{"bytes_received_count", &m.bytesReceived, "bytes received from clients"},
-		{"response_bytes", &m.responseBytes, "bytes of replies to requests"},
-		{"watch_bytes", &m.watchBytes, "bytes of watch notifications"},
+		{"bytes_received_count", &m.bytesReceived.Int64, "bytes received from clients"},
+		{"response_bytes", &m.responseBytes.Int64, "bytes of replies to requests"},
+		{"watch_bytes", &m.watchBytes.Int64, "bytes of watch notifications"},
 		{"stale_sessions_expired", &m.staleSessionsExpired, "sessions expired"},
 		{"sessionless_connections_expired", &m.sessionlessExpired, "connections closed without a session in time"},
 		{"unsuccessful_handshake", &m.unsuccessfulHandshake, "TLS handshakes that failed"},
@@ -121,16 +128,5 @@ func (m *serverMetrics) reset() {
 	}
 	for _, s := range m.summaries() {
 		s.s.reset()
-	}
-}
-
-// latency records a request's latency (ms): a request ZooKeeper gives a transaction
-// header (every op that changes state, a failed one too) is an update, anything else a
-// read.
-func (m *serverMetrics) latency(op int32, ms int64) {
-	if jute.IsWrite(op) {
-		m.updateLatency.record(ms)
-	} else {
-		m.readLatency.record(ms)
 	}
 }

@@ -2,11 +2,11 @@ package server
 
 import (
 	"math/big"
-
-	"github.com/zkraft/zkraft/jute"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zkraft/zkraft/jute"
 )
 
 // stats are the server-wide counters srvr, stat and mntr report; srst resets them.
@@ -21,9 +21,10 @@ type stats struct {
 	total, minLat, maxLat int64 // ms, as ticksBetween counts them
 }
 
-// observe records a request that arrived at start and returns how long it took, in
-// ticks of the millisecond clock and in full.
-func (s *stats) observe(start time.Time) (int64, time.Duration) {
+// observe records a request that arrived at start, in the server's latency and in split
+// (ZooKeeper's readlatency or updatelatency: under the lock taken anyway, so requests
+// contend for it once), and returns how long it took.
+func (s *stats) observe(start time.Time, split *summary) time.Duration {
 	now := time.Now()
 	ms := ticksBetween(start, now)
 	s.mu.Lock()
@@ -33,8 +34,9 @@ func (s *stats) observe(start time.Time) (int64, time.Duration) {
 	s.maxLat = max(s.maxLat, ms)
 	s.count++
 	s.total += ms
+	split.record(ms)
 	s.mu.Unlock()
-	return ms, now.Sub(start)
+	return now.Sub(start)
 }
 
 // slowRequest is how long a request may take before it is logged. At most one line a
@@ -49,14 +51,19 @@ type slowLog struct {
 }
 
 // observe records a request's latency and logs it if it was slow. Requests ZooKeeper
-// answers outside its request pipeline (addauth, SASL, an op it does not take) are not
-// counted, as ZooKeeper's are not.
+// answers outside its request pipeline (addauth, SASL, an op it does not take, a write
+// its ReadOnlyRequestProcessor refuses) are not counted, as ZooKeeper's are not. A
+// request is an update if ZooKeeper gives it a transaction header: a write (a failed one
+// too) that its throttle let through.
 func (s *Server) observe(p *pending) {
-	if p.invalid || p.op == jute.OpAuth {
+	if p.invalid || p.op == jute.OpAuth || p.err == jute.ErrNotReadOnly {
 		return
 	}
-	ms, d := s.stats.observe(p.start)
-	s.metrics.latency(p.op, ms)
+	split := &s.metrics.readLatency
+	if jute.IsWrite(p.op) && p.err != jute.ErrThrottled {
+		split = &s.metrics.updateLatency
+	}
+	d := s.stats.observe(p.start, split)
 	if d < slowRequest {
 		return
 	}

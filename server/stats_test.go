@@ -18,18 +18,22 @@ func TestServerLatencyAsZooKeeperPrintsIt(t *testing.T) {
 	}
 
 	var s stats
+	var split summary
 	if mn, avg, mx := s.latency(); mn != 0 || avg != 0 || mx != 0 {
 		t.Fatalf("no requests: %d/%v/%d, want 0/0/0", mn, avg, mx)
 	}
 	// Requests far quicker than a ms: most count 0 ticks, so the average stays at or
 	// below the largest, which is a whole number of ms.
 	for range 2000 {
-		s.observe(time.Now().Add(-100 * time.Microsecond))
+		s.observe(time.Now().Add(-100*time.Microsecond), &split)
 	}
-	s.observe(time.Now().Add(-5 * time.Millisecond))
+	s.observe(time.Now().Add(-5*time.Millisecond), &split)
 	// (A loaded machine may stretch any of them; none can shrink below its ticks.)
 	mn, avg, mx := s.latency()
 	if mn != 0 || mx < 4 || avg > float64(mx) || avg <= 0 || avg != roundHalfUp4(avg) {
 		t.Fatalf("latency %d/%v/%d, want 0/(0,max] rounded to 4 decimals/at least 4", mn, avg, mx)
+	}
+	if split.count.Load() != 2001 || split.greatest() != mx || split.avg() != avg {
+		t.Fatalf("the split summary: %d requests, max %d, avg %v; want 2001, %d, %v", split.count.Load(), split.greatest(), split.avg(), mx, avg)
 	}
 }

@@ -22,6 +22,8 @@ type summary struct {
 	// min and max hold the value plus one; 0 is none yet (printed as 0, as ZooKeeper's).
 	min, max atomic.Int64
 	hist     atomic.Pointer[histogram]
+	// plain summaries keep no histogram: nothing asks their percentiles.
+	plain bool
 }
 
 // record adds one value; negative ones are dropped (ZooKeeper's latencies skip them).
@@ -33,10 +35,21 @@ func (s *summary) record(v int64) {
 	s.sum.Add(v)
 	lowerTo(&s.min, v+1)
 	raiseTo(&s.max, v+1)
+	if s.plain {
+		return
+	}
 	h := s.hist.Load()
 	if h == nil {
-		s.hist.CompareAndSwap(nil, new(histogram))
-		h = s.hist.Load()
+		// The one allocated here, or the one another record put first; a reset may
+		// drop either at once, which only loses this value from the percentiles.
+		n := new(histogram)
+		if !s.hist.CompareAndSwap(nil, n) {
+			if h = s.hist.Load(); h == nil {
+				h = n
+			}
+		} else {
+			h = n
+		}
 	}
 	h.buckets[bucketOf(v)].Add(1)
 }
@@ -83,12 +96,17 @@ var mntrPercentiles = []struct {
 
 // quantile is the q-quantile of the values recorded, as Dropwizard's UniformSnapshot
 // interpolates it over the sorted values: position q*(n+1), between the value before
-// it and the value at it; 0 without values.
+// it and the value at it; 0 without values. A value above histExact stands for its
+// bucket's middle, kept within the least and greatest value recorded.
 func (s *summary) quantile(q float64) float64 {
 	h := s.hist.Load()
-	if h == nil {
+	if h == nil || s.count.Load() == 0 {
 		return 0
 	}
+	return min(max(s.rawQuantile(h, q), float64(s.least())), float64(s.greatest()))
+}
+
+func (s *summary) rawQuantile(h *histogram, q float64) float64 {
 	counts := make([]int64, len(h.buckets))
 	var n int64
 	for i := range h.buckets {
@@ -110,15 +128,23 @@ func (s *summary) quantile(q float64) float64 {
 	return lower + (pos-math.Floor(pos))*(upper-lower)
 }
 
-// nth is the value at index k (from 0) of the sorted values the counts hold.
+// nth is the value at index k (from 0) of the sorted values the counts hold: exact below
+// histExact, its bucket's middle above.
 func nth(counts []int64, k int64) int64 {
-	for i, c := range counts {
+	i := len(counts) - 1
+	for j, c := range counts {
 		if k < c {
-			return valueOf(i)
+			i = j
+			break
 		}
 		k -= c
 	}
-	return valueOf(len(counts) - 1)
+	if i < histExact {
+		return int64(i)
+	}
+	least := valueOf(i)
+	width := int64(1) << (bits.Len64(uint64(least)) - 1 - histSubBits)
+	return least + width/2
 }
 
 // The histogram: one bucket per value below histExact, then histSub buckets per power
@@ -164,11 +190,16 @@ func (s *summary) writeProm(b []byte, name, help string, percentiles bool) []byt
 	if percentiles {
 		qs = append(qs, 0.9, 0.99)
 	}
+	empty := s.count.Load() == 0
 	for _, q := range qs {
 		b = append(b, name+`{quantile="`...)
 		b = strconv.AppendFloat(b, q, 'g', -1, 64)
 		b = append(b, `"} `...)
-		b = strconv.AppendFloat(b, s.quantile(q), 'g', -1, 64)
+		if empty {
+			b = append(b, "NaN"...) // as Prometheus' client prints a quantile of nothing
+		} else {
+			b = strconv.AppendFloat(b, s.quantile(q), 'g', -1, 64)
+		}
 		b = append(b, '\n')
 	}
 	b = append(b, name+"_sum "...)

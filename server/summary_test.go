@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -106,5 +107,69 @@ func TestSummaryPrometheusForm(t *testing.T) {
 	}
 	if basic := string(s.writeProm(nil, "fsynctime", "h", false)); strings.Contains(basic, "0.9") || !strings.Contains(basic, `fsynctime{quantile="0.5"} 3`) {
 		t.Errorf("a basic summary:\n%s", basic)
+	}
+	var empty summary
+	if got := string(empty.writeProm(nil, "snapshottime", "h", false)); !strings.Contains(got, `snapshottime{quantile="0.5"} NaN`+"\n") {
+		t.Errorf("an empty summary's quantile, as Prometheus' client prints it:\n%s", got)
+	}
+}
+
+// Above histExact a percentile is its bucket's middle, kept within the least and the
+// greatest value recorded: three values of 2000 give 2000, not their bucket's start.
+func TestSummaryLargeValues(t *testing.T) {
+	var s summary
+	for range 3 {
+		s.record(2000)
+	}
+	if q := s.quantile(0.5); q != 2000 {
+		t.Errorf("median of three 2000s: %v", q)
+	}
+	var spread summary
+	for _, v := range []int64{1000, 5000, 9000} {
+		spread.record(v)
+	}
+	if q := spread.quantile(0.5); math.Abs(q-5000) > 5000.0/32 {
+		t.Errorf("median of 1000, 5000, 9000: %v, want within 1/32 of 5000", q)
+	}
+}
+
+// srst may reset a summary while requests record in it: nothing is lost but what the
+// reset drops, and nothing panics (run with -race).
+func TestSummaryRecordWhileReset(t *testing.T) {
+	var s summary
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int64(0); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				s.record(i % 2000)
+			}
+		}()
+	}
+	var resets sync.WaitGroup
+	for range 2 {
+		resets.Add(1)
+		go func() {
+			defer resets.Done()
+			for range 20000 {
+				s.reset()
+			}
+		}()
+	}
+	resets.Wait()
+	s.quantile(0.99)
+	close(stop)
+	wg.Wait()
+	s.reset()
+	s.record(7)
+	if got := metricValues(s.metrics("x", true)); got["cnt_x"] != int64(1) || got["p50_x"] != int64(7) {
+		t.Errorf("after the last reset and one value: %v", got)
 	}
 }

@@ -33,8 +33,14 @@ func (r *Registry) Trigger(evType int32, path string, zxid int64, acl []jute.ACL
 	var slotBuf [maxFew]slot
 	var targetBuf [maxFew]Watcher
 	targets := targetBuf[:0]
-	var nData, nChild int // the watchers ZooKeeper's data and child managers fire (fired)
+	// For fired: the watchers ZooKeeper's data and child managers fire, and the path's
+	// watchers of a deletion that are in one manager only (a recursive watch on an
+	// ancestor puts them in the other too).
+	var nData, nChild int
+	var lackBuf [maxFew]oneManager
+	lacking := lackBuf[:0]
 	r.mu.Lock()
+	counting := r.fired != nil
 	if e := r.byPath[path]; e != nil {
 		// A copy of the slots, as using up a one-shot watch changes e (and may
 		// drop it from the index).
@@ -48,11 +54,15 @@ func (r *Registry) Trigger(evType int32, path string, zxid int64, acl []jute.ACL
 			}
 			if fire {
 				targets = append(targets, w) // a path has each watcher once
-				if k&dataKinds != 0 {
+				inData, inChild := k&dataKinds != 0, k&childKinds != 0
+				if inData {
 					nData++
 				}
-				if k&childKinds != 0 {
+				if inChild {
 					nChild++
+				}
+				if counting && evType == jute.EventNodeDeleted && inData != inChild && r.nRecurs > 0 {
+					lacking = append(lacking, oneManager{s.id, inData})
 				}
 			}
 		}
@@ -62,6 +72,15 @@ func (r *Registry) Trigger(evType int32, path string, zxid int64, acl []jute.ACL
 		targets = r.recursiveAbove(path, targets)
 		nData += len(targets) - before
 		nChild += len(targets) - before
+		for _, l := range lacking {
+			if r.recursiveAboveHas(path, l.id) {
+				if l.inData {
+					nChild++
+				} else {
+					nData++
+				}
+			}
+		}
 	}
 	fired := r.fired
 	r.mu.Unlock()
@@ -99,6 +118,26 @@ func (r *Registry) ObserveFired(fired func(evType int32, n int)) {
 	r.mu.Lock()
 	r.fired = fired
 	r.mu.Unlock()
+}
+
+// oneManager is a watcher a deletion fires from one of ZooKeeper's managers only, by its
+// watches on the path: the data one (inData) or the child one.
+type oneManager struct {
+	id     int32
+	inData bool
+}
+
+// recursiveAboveHas reports whether watcher id has a recursive watch on an ancestor of
+// path; the caller holds mu.
+func (r *Registry) recursiveAboveHas(path string, id int32) bool {
+	for p := parentOf(path); p != ""; p = parentOf(p) {
+		if e := r.byPath[p]; e != nil {
+			if s, ok := e.find(id); ok && s.kind&PersistentRecursive != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // recursiveAbove appends to targets the watchers with a recursive watch on an ancestor
