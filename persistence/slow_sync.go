@@ -38,8 +38,8 @@ func (s *Store) WarnSlowSyncs(threshold time.Duration, report func(SlowSync)) {
 }
 
 // ObserveSyncs has the WAL call observe with the duration of every fdatasync it makes,
-// the syncer's too (the server counts them as ZooKeeper's fsynctime). Call it before the log is written to;
-// observe must not block.
+// the syncer's too (the server counts them as ZooKeeper's fsynctime). Call it before the
+// log is written to; observe must not block.
 func (w *WAL) ObserveSyncs(observe func(took time.Duration)) { w.slow.observe = observe }
 
 // ObserveSyncs has the store's transaction log report every fdatasync's duration

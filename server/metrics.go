@@ -15,10 +15,10 @@ import (
 // metric name (as ZooKeeper's PrometheusMetricsProvider names them; a serving member's
 // quorum_size among them; ZooKeeper's counters and summaries of server_metrics.go as a
 // counter and a summary with its quantiles, as that provider serves them), quorum_size
-// on a standalone (1) or read-only server too, and Raft's own figures (raft_term, raft_commit_index, raft_applied_index,
-// raft_last_snapshot_index, raft_last_log_index), the Go runtime's heap and collector
-// figures (metrics_runtime.go), the per-namespace quota metrics
-// (quota.go), and connections_closed_total by reason (closed.go).
+// on a standalone (1) or read-only server too, and Raft's own figures (raft_term,
+// raft_commit_index, raft_applied_index, raft_last_snapshot_index, raft_last_log_index),
+// the Go runtime's heap and collector figures (metrics_runtime.go), the per-namespace
+// quota metrics (quota.go), and connections_closed_total by reason (closed.go).
 func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	var b strings.Builder

@@ -16,8 +16,9 @@ import (
 // Zab's proposal and commit latencies, the JVM's) have no counterpart and are left out.
 type serverMetrics struct {
 	// readLatency and updateLatency split the request latency: a request with a
-	// transaction (a write, createSession and closeSession, failed ones too) is an update,
-	// anything else (reads, sync, pings) a read, as ServerStats.updateLatency splits it.
+	// transaction (a write, createSession and closeSession, failed ones too, but not one
+	// the request throttle refused) is an update, anything else (reads, sync, pings) a
+	// read, as ServerStats.updateLatency splits it (Server.observe).
 	readLatency, updateLatency summary
 	fsyncTime                  summary // each fdatasync of the transaction log, ms
 	snapshotTime               summary // each snapshot written, ms
