@@ -1,8 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"net"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,9 +17,11 @@ import (
 // that goes silent for its timeout, a snapshot taken; a standalone server never looks for
 // a leader.
 func TestServerMetricsCountExpiriesAndStorage(t *testing.T) {
+	metricsPort := mustFreePort(t)
 	s := startServer(t, func(c *Config) {
 		c.TickTime = 50 * time.Millisecond
 		c.SessionlessTimeout = 200 * time.Millisecond
+		c.MetricsHost, c.MetricsPort = "127.0.0.1", metricsPort
 	})
 	addr := s.Addr().String()
 	mute, err := net.Dial("tcp", addr)
@@ -60,6 +65,18 @@ func TestServerMetricsCountExpiriesAndStorage(t *testing.T) {
 	}
 	if n := value(mntr, "looking_count") + value(mntr, "cnt_election_time"); n != 0 {
 		t.Errorf("a standalone server counts looking or elections: %d", n)
+	}
+	// ZooKeeper's alerting example (zookeeperMonitor.md) watches these series of its
+	// Prometheus provider: the summaries' sums and counts, and their quantiles.
+	_, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	for _, want := range []string{"# TYPE fsynctime summary", "# TYPE election_time summary", "election_time_count 0",
+		"snapshottime_count 1", `readlatency{quantile="0.99"} `, "# TYPE stale_sessions_expired counter", "stale_sessions_expired 1"} {
+		if !strings.Contains(body, "\n"+want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^fsynctime_sum \d+$`).MatchString(body) || strings.Contains(body, "\navg_fsynctime") {
+		t.Errorf("/metrics: fsynctime is not served as a summary:\n%s", body)
 	}
 	if m := value(mntr, "cnt_updatelatency"); m != 2 { // the expiry's closeSession is no request
 		t.Errorf("cnt_updatelatency %d, want 2 (createSession, create)", m)
