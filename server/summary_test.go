@@ -131,6 +131,15 @@ func TestSummaryLargeValues(t *testing.T) {
 	if q := spread.quantile(0.5); math.Abs(q-5000) > 5000.0/32 {
 		t.Errorf("median of 1000, 5000, 9000: %v, want within 1/32 of 5000", q)
 	}
+	// 4220 and 4221 share the bucket 4096-4223: its middle (4160) stands for them, within
+	// half the bucket's width of the true median (4220.5); its start would be twice as far.
+	var oneBucket summary
+	for _, v := range []int64{4100, 4220, 4221, 4222} {
+		oneBucket.record(v)
+	}
+	if q := oneBucket.quantile(0.5); math.Abs(q-4220.5) > 64 {
+		t.Errorf("median of 4100, 4220, 4221, 4222: %v, want within 64 of 4220.5", q)
+	}
 }
 
 // srst may reset a summary while requests record in it: nothing is lost but what the
