@@ -102,9 +102,20 @@ func TestAdminSnapshotWithoutQuorum(t *testing.T) {
 		c.AdminEnabled, c.AdminHost, c.AdminPort = true, "127.0.0.1", mustFreePort(t)
 	})
 	f := tc.follower()
+	admin := fmt.Sprintf("http://127.0.0.1:%d/commands/", tc.cfgs[f].AdminPort)
+	// The follower serves first: one that has not yet taken an entry of its leader's
+	// term says it does not serve either (Node.Synced), and would serve once that entry,
+	// already on its way, arrives after the cut.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, _, body := adminGet(t, admin+"srvr", ""); !strings.Contains(string(body), notServing) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the follower does not serve")
+		}
+	}
 	tc.net.Isolate(fmt.Sprint(f + 1))
 	defer tc.net.Heal()
-	admin := fmt.Sprintf("http://127.0.0.1:%d/commands/", tc.cfgs[f].AdminPort)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if _, _, body := adminGet(t, admin+"srvr", ""); strings.Contains(string(body), notServing) {
 			break
