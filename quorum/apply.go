@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -75,6 +76,9 @@ func (f *FSM) applyRun(logs []*raft.Log, out []interface{}) {
 	end := logs[len(logs)-1].Index
 	f.appliedIndex.Store(end)
 	f.snapBytes.add(size)
+	if f.replay != nil && f.replay.applied(logs, es) {
+		f.replay = nil
+	}
 	if last == nil {
 		f.appliedThrough(end)
 		return
@@ -104,10 +108,18 @@ func (f *FSM) appliedThrough(index uint64) {
 // tells whoever waits for them.
 func (f *FSM) applyHeld(logs []*raft.Log, es []*Entry, out []interface{}) {
 	var zxid int64
+	var role Role
+	var now int64 // ms
+	if f.committedTxn != nil {
+		role, now = f.role(), time.Now().UnixMilli()
+	}
 	f.mu.Lock()
 	for i, e := range es {
 		if e == nil {
 			continue
+		}
+		if f.committedTxn != nil && txnOp(e.Op) {
+			f.committedTxn(role, now-e.Time)
 		}
 		zxid = int64(logs[i].Index)
 		var (

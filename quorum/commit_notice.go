@@ -225,6 +225,8 @@ type noticedLogs struct {
 	stored  func()                      // a batch was stored durably (not deferred)
 	writing atomic.Pointer[[]*raft.Log] // the batch being stored, nil between batches
 	lead    *leaderLog
+	// followerStored, if set, is told of each batch stored while this member follows.
+	followerStored func(es []*raft.Log)
 }
 
 func (l *noticedLogs) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.Log{e}) }
@@ -245,6 +247,11 @@ func (l *noticedLogs) StoreLogs(es []*raft.Log) error {
 		l.recentLogs.cache(es)
 		l.lead.storedDeferred(es)
 		return nil
+	}
+	if l.followerStored != nil {
+		if r := l.lead.raft.Load(); r != nil && r.State() != raft.Leader {
+			l.followerStored(es)
+		}
 	}
 	l.writing.Store(&es)
 	defer l.writing.Store(nil)

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"errors"
+	"io"
 	"sync"
 	"time"
 
@@ -26,6 +27,8 @@ type contactTransport struct {
 	pipes    sync.Map     // raft.ServerID -> *pipeline, the newest made to each peer
 	// votes, if set, withholds this member's votes (empty_store_votes.go).
 	votes *voteGate
+	// snapshotSent, if set, counts the snapshots sent (Figures.SnapshotSent).
+	snapshotSent func()
 }
 
 // dropStale closes the streams to peer id that may have died with it, as its outage
@@ -54,6 +57,15 @@ func (t *contactTransport) Close() error {
 	err := t.NetworkTransport.Close()
 	t.accepted.closeAll()
 	return err
+}
+
+// InstallSnapshot sends a member this leader's snapshot, counted whatever the outcome,
+// as ZooKeeper counts a snapshot sync it began.
+func (t *contactTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
+	if t.snapshotSent != nil {
+		t.snapshotSent()
+	}
+	return t.NetworkTransport.InstallSnapshot(id, target, args, resp, data)
 }
 
 func (t *contactTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {

@@ -386,6 +386,7 @@ func (fw *forwarder) pingLoop(every time.Duration) {
 			return
 		case <-t.C:
 		}
+		fw.n.checkServing()
 		fw.mu.Lock()
 		st := fw.st
 		fw.mu.Unlock()

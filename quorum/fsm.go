@@ -114,6 +114,13 @@ type FSM struct {
 	longWork func() (done func())
 	// snapshotTaken, if set, is told how long each snapshot written took (Figures).
 	snapshotTaken func(took time.Duration)
+	// committedTxn, if set, is told of each transaction applied (Figures.Committed), and
+	// role says what this member is; both set before raft runs.
+	committedTxn func(role Role, age int64)
+	role         func() Role
+	// replay, while set, counts the commands of this member's own log that followed its
+	// snapshot at its start, until they are applied (Figures.Loaded); under applyMu.
+	replay *startupReplay
 
 	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
 }

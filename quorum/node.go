@@ -240,6 +240,11 @@ type Node struct {
 	// syncedTerm is the last term in which this member, following, held an entry of
 	// its leader's term (Synced).
 	syncedTerm atomic.Uint64
+	// look times this member's stretches without a leader and without serving (nil on
+	// a standalone server); leadingSince is when it was last established as leader, in
+	// Unix ns (LeaderUptime).
+	look         *looking
+	leadingSince atomic.Int64
 	// freshReadWait bounds WaitFreshRead (the constant, or Config.freshReadWait).
 	freshReadWait time.Duration
 }
@@ -337,6 +342,10 @@ func Open(cfg Config) (*Node, error) {
 	fsm.logger = cfg.Logger
 	fsm.longWork = cfg.LongWork
 	fsm.snapshotTaken = cfg.Figures.SnapshotTaken
+	if fsm.committedTxn = cfg.Figures.Committed; fsm.committedTxn != nil {
+		fsm.role = n.role
+	}
+	logs.followerStored = n.followerStored
 	d := &duties{}
 	fsm.sessionsChanged = func(id int64, timeout int32, created bool) {
 		if created {
@@ -377,7 +386,9 @@ func Open(cfg Config) (*Node, error) {
 	// is read, instead of by raft (which would read it twice and, were it damaged, fall
 	// back to an older snapshot without saying so).
 	rc.NoSnapshotRestoreOnStart = true
-	if _, err := restoreNewest(store, fsm); err != nil {
+	restoreStart := time.Now()
+	snapIndex, err := restoreNewest(store, fsm)
+	if err != nil {
 		if c, ok := trans.(io.Closer); ok {
 			c.Close()
 		}
@@ -385,6 +396,14 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	fsm.OnRestored = cfg.OnRestored // after restoreNewest: only a leader's snapshot counts
+	if loaded := cfg.Figures.Loaded; loaded != nil {
+		snapTook := time.Since(restoreStart)
+		if until := lastCommandAfter(logs, snapIndex); until > 0 {
+			fsm.replay = &startupReplay{until: until, snap: snapTook, done: loaded}
+		} else {
+			loaded(snapTook, 0, -1)
+		}
+	}
 	var raftLogs raft.LogStore = logs
 	if cfg.wrapLogs != nil {
 		raftLogs = cfg.wrapLogs(logs)
@@ -424,6 +443,7 @@ func Open(cfg Config) (*Node, error) {
 		n.leaderNews = make(chan struct{}, 1)
 		look := &looking{voter: !self.Observer, figs: cfg.Figures}
 		look.lost() // a member starts looking for its leader
+		n.look = look
 		// Runs on raft's goroutine as raft sets the leader; delivers nothing itself.
 		r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
 			if lo, ok := o.Data.(raft.LeaderObservation); ok {
@@ -484,7 +504,7 @@ func transport(cfg *Config, rc *raft.Config, hlog hclog.Logger, lead *leaderLog,
 	}
 	accepted := &openStreams{}
 	trans := &contactTransport{NetworkTransport: raft.NewNetworkTransportWithLogger(&streamLayer{Listener: readAheadListener{ln, recv, accepted}, network: cfg.Network, advertise: adv}, 3, 10*time.Second, hlog),
-		reach: newReachability(cfg.Logger, time.Now, time.Minute), log: lead, accepted: accepted}
+		reach: newReachability(cfg.Logger, time.Now, time.Minute), log: lead, accepted: accepted, snapshotSent: cfg.Figures.SnapshotSent}
 	var conf raft.Configuration
 	for _, p := range cfg.Peers {
 		sv := raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.RaftAddr), Suffrage: raft.Voter}
@@ -928,7 +948,9 @@ func (n *Node) watchLeadership() {
 				}
 				n.writeEnforceQuota()
 				n.duties.start()
+				n.leadingSince.Store(time.Now().UnixNano())
 				n.establishedTerm.Store(term)
+				n.look.serving(true)
 			} else {
 				if n.IsClustered() {
 					n.cfg.Logger.Info("no longer leading", "term", n.raft.CurrentTerm())

@@ -217,6 +217,9 @@ func (n *Node) servePeer(c net.Conn) {
 			if m := member.Load(); m == nil || *m != id {
 				member.Store(&id)
 				n.commits.notify() // the writer may send a durable notice now
+				if f := n.cfg.Figures.LearnerJoined; f != nil && n.IsLeader() {
+					f()
+				}
 			}
 			n.learnerSeen(id)
 			for p = p[1+int(p[0]):]; len(p) >= 12; p = p[12:] {

@@ -59,6 +59,9 @@ func (n *Node) applyEntry(op int32, b []byte) raft.ApplyFuture {
 	if op != jute.OpSync {
 		n.proposalSizes.observe(int64(len(b)))
 	}
+	if f := n.cfg.Figures.Proposed; f != nil && txnOp(op) && n.IsClustered() {
+		f()
+	}
 	return n.raft.Apply(b, 0)
 }
 

@@ -317,6 +317,10 @@ func TestSnapshotInstallDropsClientsWatchesFire(t *testing.T) {
 	if after := tc.servers[f].node.Stats()["last_snapshot_index"]; after == before {
 		t.Fatalf("the member did not install a snapshot (last snapshot index %s)", after)
 	}
+	// The leader counts the snapshot it sent (mntr's snap_count, ZooKeeper's SNAP sync).
+	if n, _ := strconv.Atoi(mntrLine(askFourLetter(t, tc.addr(l), "mntr"), "snap_count")); n < 1 {
+		t.Errorf("the leader's snap_count is %d after it sent a snapshot", n)
+	}
 }
 
 // A client that wrote through one member and reconnects to another with the zxid it

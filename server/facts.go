@@ -320,6 +320,7 @@ func (s *Server) monitorGauges() []metric {
 		kv("synced_non_voting_followers", nonVoting)
 		kv("synced_observers", observers)
 		kv("pending_syncs", 0)
+		kv("leader_uptime", s.node.LeaderUptime())
 		kv("last_proposal_size", st.proposals.Last)
 		kv("max_proposal_size", st.proposals.Max)
 		kv("min_proposal_size", st.proposals.Min)

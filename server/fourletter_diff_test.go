@@ -647,6 +647,22 @@ func TestReadOnlyMemberFourLetterWordsMatchZooKeeper(t *testing.T) {
 // A quorum member's mntr, leader's and followers', has the values ZooKeeper 3.8's has:
 // its state and peer state, zk_quorum_size (every quorum member prints it), the leader's
 // learner counts, and the tree's figures. Members are compared by role.
+// syncedLeaderOf waits for a leader of the 3-member cluster c with two synced followers
+// and returns its index: the followers' first heartbeats may still be on their way, and
+// on a loaded machine no member may say it leads for a moment (Leader is -1), or another
+// one may lead by the next reading.
+func syncedLeaderOf(t *testing.T, c *ztest.Cluster) int {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if l := c.Leader(); l >= 0 && mntrLine(askFourLetter(t, c.Members[l].Addr, "mntr"), "synced_followers") == "2" {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no leader with two synced followers", c.Name)
+		}
+	}
+}
+
 func TestClusterMntrMatchesZooKeeper(t *testing.T) {
 	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
@@ -659,17 +675,7 @@ func TestClusterMntrMatchesZooKeeper(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Stop()
-		// A leader with two synced followers: the followers' first heartbeats may still be
-		// on their way, and on a loaded machine no member may say it leads for a moment
-		// (Leader is -1), or another one may lead by the next reading.
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			if l := c.Leader(); l >= 0 && mntrLine(askFourLetter(t, c.Members[l].Addr, "mntr"), "synced_followers") == "2" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: no leader with two synced followers", c.Name)
-			}
-		}
+		syncedLeaderOf(t, c)
 		var out []string
 		for i, m := range c.Members {
 			mntr := askFourLetter(t, m.Addr, "mntr")

@@ -25,6 +25,17 @@ type serverMetrics struct {
 	electionTime               summary // each election a voting member waited through, ms
 	// The watchers each event fires, by event type (node_created_watch_count ...).
 	createdWatchers, deletedWatchers, changedWatchers, childrenWatchers summary
+	// The state loaded at the start (quorum.Figures.Loaded), ms but for the count of
+	// transactions: the whole, the snapshot, the log's transactions replayed after it.
+	dbInitTime, snapLoadTime, txnsLoadTime, txnsLoaded summary
+	// A cluster member's time without serving, from looking for a leader to being
+	// synced with it or established as it, ms; a follower's sync; a leader's part.
+	unavailableTime, followerSyncTime, leaderUnavailableTime summary
+	// The age of a transaction, from its leader's stamp (ms): as a follower stores it
+	// (proposal_latency), as the leader applies it once committed (quorum_ack_latency),
+	// as a follower applies it (commit_propagation_latency), and as any member applies
+	// it (propagation_latency).
+	proposalLatency, quorumAckLatency, commitPropagationLatency, propagationLatency summary
 
 	lookingCount          atomic.Int64  // times a cluster member was without a leader
 	bytesReceived         paddedCounter // every frame's bytes, its length prefix included
@@ -34,6 +45,11 @@ type serverMetrics struct {
 	sessionlessExpired    atomic.Int64  // connections closed for sending no handshake in time
 	unsuccessfulHandshake atomic.Int64  // TLS handshakes that failed
 	connectionDrops       atomic.Int64  // connections the client closed (its end of stream read)
+	// Transactions the leader proposed and applied once committed, and those a follower
+	// received and applied (paddedCounter: added to on every write).
+	proposals, commits, learnerProposals, learnerCommits paddedCounter
+	snapSyncs                                            atomic.Int64 // snapshots the leader sent a member
+	diffSyncs                                            atomic.Int64 // members' new streams the leader heard from
 }
 
 // paddedCounter is a counter on a cache line of its own: every connection adds to it,
@@ -51,7 +67,48 @@ func (m *serverMetrics) figures() quorum.Figures {
 		Looking:         func() { m.lookingCount.Add(1) },
 		Elected:         func(took time.Duration) { m.electionTime.record(took.Milliseconds()) },
 		SessionsExpired: func(n int) { m.staleSessionsExpired.Add(int64(n)) },
+		Serving:         m.serving,
+		Loaded:          m.loaded,
+		Proposed:        func() { m.proposals.Add(1) },
+		Received: func(age int64) {
+			m.learnerProposals.Add(1)
+			m.proposalLatency.record(age)
+		},
+		Committed:     m.committed,
+		SnapshotSent:  func() { m.snapSyncs.Add(1) },
+		LearnerJoined: func() { m.diffSyncs.Add(1) },
 	}
+}
+
+func (m *serverMetrics) serving(leading bool, took, down time.Duration) {
+	m.unavailableTime.record(down.Milliseconds())
+	if leading {
+		m.leaderUnavailableTime.record(down.Milliseconds())
+	} else {
+		m.followerSyncTime.record(took.Milliseconds())
+	}
+}
+
+func (m *serverMetrics) loaded(snap, txns time.Duration, n int) {
+	m.snapLoadTime.record(snap.Milliseconds())
+	if n >= 0 {
+		m.txnsLoadTime.record(txns.Milliseconds())
+		m.txnsLoaded.record(int64(n))
+	}
+	m.dbInitTime.record((snap + txns).Milliseconds())
+}
+
+// committed counts a transaction applied (quorum.Figures.Committed).
+func (m *serverMetrics) committed(role quorum.Role, age int64) {
+	switch role {
+	case quorum.Leading:
+		m.commits.Add(1)
+		m.quorumAckLatency.record(age)
+	case quorum.Learner:
+		m.learnerCommits.Add(1)
+		m.commitPropagationLatency.record(age)
+	}
+	m.propagationLatency.record(age)
 }
 
 // fired counts the watchers one event fired (watch.Registry.ObserveFired).
@@ -87,6 +144,17 @@ func (m *serverMetrics) summaries() []namedSummary {
 		{"node_deleted_watch_count", &m.deletedWatchers, false, "watchers fired by a node's deletion"},
 		{"node_changed_watch_count", &m.changedWatchers, false, "watchers fired by a change of a node's data"},
 		{"node_children_watch_count", &m.childrenWatchers, false, "watchers fired by a change of a node's children"},
+		{"dbinittime", &m.dbInitTime, false, "time to load the state at the start, ms"},
+		{"startup_snap_load_time", &m.snapLoadTime, false, "time to load the snapshot at the start, ms"},
+		{"startup_txns_load_time", &m.txnsLoadTime, false, "time to apply the log after the snapshot at the start, ms"},
+		{"startup_txns_loaded", &m.txnsLoaded, false, "transactions of the log applied after the snapshot at the start"},
+		{"unavailable_time", &m.unavailableTime, false, "time from looking for a leader to serving, ms"},
+		{"leader_unavailable_time", &m.leaderUnavailableTime, false, "a leader's time from looking for a leader to serving, ms"},
+		{"follower_sync_time", &m.followerSyncTime, false, "a follower's time from knowing its leader to being synced with it, ms"},
+		{"proposal_latency", &m.proposalLatency, true, "age of a transaction a follower stores, ms"},
+		{"quorum_ack_latency", &m.quorumAckLatency, true, "age of a transaction the leader applies once committed, ms"},
+		{"commit_propagation_latency", &m.commitPropagationLatency, true, "age of a transaction a follower applies, ms"},
+		{"propagation_latency", &m.propagationLatency, true, "age of a transaction applied, ms"},
 	}
 }
 
@@ -107,6 +175,12 @@ func (m *serverMetrics) counters() []namedCounter {
 		{"sessionless_connections_expired", &m.sessionlessExpired, "connections closed without a session in time"},
 		{"unsuccessful_handshake", &m.unsuccessfulHandshake, "TLS handshakes that failed"},
 		{"connection_drop_count", &m.connectionDrops, "connections the client closed"},
+		{"proposal_count", &m.proposals.Int64, "transactions proposed as leader"},
+		{"commit_count", &m.commits.Int64, "transactions committed as leader"},
+		{"learner_proposal_received_count", &m.learnerProposals.Int64, "transactions received from the leader"},
+		{"learner_commit_received_count", &m.learnerCommits.Int64, "transactions committed as a learner"},
+		{"snap_count", &m.snapSyncs, "snapshots sent to members as leader"},
+		{"diff_count", &m.diffSyncs, "members synced by the log as leader"},
 	}
 }
 

@@ -18,7 +18,11 @@ import (
 func TestServerMetricsMatchZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	compared := []string{"bytes_received_count", "connection_drop_count", "response_bytes", "watch_bytes", "looking_count",
-		"stale_sessions_expired", "sessionless_connections_expired", "cnt_election_time"}
+		"stale_sessions_expired", "sessionless_connections_expired", "cnt_election_time",
+		// A standalone server proposes nothing and is never unavailable, but applies its
+		// transactions (propagation_latency) and loads its state once.
+		"proposal_count", "commit_count", "cnt_quorum_ack_latency", "cnt_propagation_latency",
+		"cnt_dbinittime", "cnt_startup_snap_load_time", "cnt_startup_txns_loaded", "cnt_unavailable_time"}
 	for _, s := range []string{"readlatency", "updatelatency"} {
 		compared = append(compared, "cnt_"+s)
 	}
