@@ -142,7 +142,10 @@ type catchUp struct {
 	// wantIndex is want.index and durableIndex durable.index, read without the lock.
 	wantIndex    atomic.Uint64
 	durableIndex atomic.Uint64
-	wake         chan struct{}
+	// firstHeard is the index of the first notice, commit or durable, this member got
+	// since it started (Node.caughtUpSinceStart); 0 before.
+	firstHeard atomic.Uint64
+	wake       chan struct{}
 }
 
 // newCatchUp makes a member's catch-up; logs is its view for commit notices, stored
@@ -157,6 +160,7 @@ func newCatchUp(fsm *FSM, logs, stored logReader, term, lastStored func() uint64
 // it applies at once if the entry is here (one goroutine hop less than the loop), and
 // leaves it to the loop otherwise.
 func (c *catchUp) notice(p commitPoint) {
+	c.firstHeard.CompareAndSwap(0, p.index)
 	c.mu.Lock()
 	if p.index > c.want.index {
 		c.want = p

@@ -83,6 +83,7 @@ func threeVoters(c raft.Configuration, a, b string) bool {
 // leaderDurable takes a durable notice from the stream to the leader, on the stream's
 // reader, and applies at once what it lets this member apply.
 func (c *catchUp) leaderDurable(p commitPoint) {
+	c.firstHeard.CompareAndSwap(0, p.index)
 	c.mu.Lock()
 	if p.term > c.durable.term || (p.term == c.durable.term && p.index > c.durable.index) {
 		c.durable = p

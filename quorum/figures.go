@@ -121,6 +121,16 @@ func (l *looking) found() {
 	}
 }
 
+// knownFor is how long the member has known its leader, 0 while it knows none.
+func (l *looking) knownFor() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.since.IsZero() || l.knew.IsZero() {
+		return 0
+	}
+	return time.Since(l.knew)
+}
+
 // serving is told that the member serves again: leading, or synced with the leader it
 // knows; the first call after a look counts.
 func (l *looking) serving(leading bool) {
@@ -159,7 +169,8 @@ func (n *Node) role() Role {
 // followerStored is told of every batch raft stores on this member as a follower (from
 // raft's goroutine, before the store): each transaction a voter receives from its
 // leader (Figures.Received; an observer, as ZooKeeper's, is informed of commits only),
-// and the first entry of its leader's term, with which it is synced (Synced).
+// and the first entry of its leader's term, with which it is synced (Synced; but in the
+// term it restarted within, where checkServing finds it synced).
 func (n *Node) followerStored(es []*raft.Log) {
 	if f := n.cfg.Figures.Received; f != nil && n.voter() {
 		now := time.Now().UnixMilli()
@@ -172,8 +183,10 @@ func (n *Node) followerStored(es []*raft.Log) {
 			}
 		}
 	}
-	if n.look != nil && n.look.pending.Load() && es[len(es)-1].Term == n.raft.CurrentTerm() {
-		n.look.serving(false)
+	if n.look != nil && n.look.pending.Load() {
+		if term := n.raft.CurrentTerm(); es[len(es)-1].Term == term && term != n.restartTerm.Load() {
+			n.look.serving(false)
+		}
 	}
 }
 
@@ -188,8 +201,8 @@ func (n *Node) voter() bool {
 }
 
 // checkServing tells look that this member, following, serves once it is synced with
-// its leader: for a member that holds its leader's term from before its restart, which
-// followerStored does not see (called every half tick).
+// its leader: for a member that restarted within its leader's term, which followerStored
+// leaves to it (called every half tick).
 func (n *Node) checkServing() {
 	if n.look == nil || !n.look.pending.Load() || n.IsLeader() || !n.HasLeader() {
 		return

@@ -240,6 +240,9 @@ type Node struct {
 	// syncedTerm is the last term in which this member, following, held an entry of
 	// its leader's term (Synced).
 	syncedTerm atomic.Uint64
+	// restartTerm is the term this member restarted within: its log held an entry of
+	// raft's current term at Open (0 if not). Synced asks more in that term.
+	restartTerm atomic.Uint64
 	// look times this member's stretches without a leader and without serving (nil on
 	// a standalone server); leadingSince is when it was last established as leader, in
 	// Unix ns (LeaderUptime).
@@ -417,6 +420,9 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
 	n.raft, n.trans = r, trans
+	if term := r.CurrentTerm(); term > 0 && n.lastHeldTerm() == term {
+		n.restartTerm.Store(term)
+	}
 	if ct, ok := trans.(*contactTransport); ok {
 		back := n.peerBack
 		ct.reach.back.Store(&back)
@@ -567,9 +573,9 @@ func (n *Node) Established() bool {
 // done (UPTODATE). After an election a member far behind (a snapshot or a long backlog
 // to take) or with a log that diverged is not synced while it catches up, nor one that
 // has heard the new leader's heartbeat before its first entries. A member restarted
-// within a term (no election since) holds entries of that term already and counts as
-// synced at once, however many entries it then takes: the term, not the backlog, is
-// what is checked. Cached per term.
+// within a term (no election since) held entries of that term before it stopped, which
+// say nothing of what it missed: in that term it is synced once it applied the first
+// commit point its leader told it (caughtUpSinceStart). Cached per term.
 func (n *Node) Synced() bool {
 	if n.IsLeader() {
 		return n.Established()
@@ -584,8 +590,23 @@ func (n *Node) Synced() bool {
 	if n.lastHeldTerm() != term {
 		return false
 	}
+	if term == n.restartTerm.Load() && !n.caughtUpSinceStart() {
+		return false
+	}
 	n.syncedTerm.Store(term)
 	return true
+}
+
+// caughtUpSinceStart reports whether this member applied the first commit point it was
+// told since it started: the leader tells it, on the stream this member opens to it,
+// what it committed so far (a commit or a durable notice) before anything else. With no
+// such news within a sync window of knowing its leader (a leader that applied no command
+// yet, nor restored a snapshot), the member goes by the term alone, as after an election.
+func (n *Node) caughtUpSinceStart() bool {
+	if heard := n.catch.firstHeard.Load(); heard > 0 {
+		return n.FSM.appliedIndex.Load() >= heard
+	}
+	return n.look != nil && n.look.knownFor() >= n.syncWindow()
 }
 
 // lastHeldTerm is the term of the last entry this member holds: its log's last entry, or
@@ -986,6 +1007,9 @@ func restoreNewest(store *persistence.Store, fsm *FSM) (uint64, error) {
 	// Raft goes on after the snapshot's index; the entries between the state's last
 	// command and that index change nothing.
 	fsm.appliedIndex.Store(max(fsm.appliedIndex.Load(), snap.Meta.Index))
+	// A snapshot holds only what was committed: a leader that applies no command
+	// before its members connect tells them this point (caughtUpSinceStart).
+	fsm.committed.Store(&commitPoint{index: snap.Meta.Index, term: snap.Meta.Term})
 	return snap.Meta.Index, nil
 }
 

@@ -1,10 +1,14 @@
 package quorum
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
 )
 
 // waitUntil polls cond every few milliseconds for up to bound and reports whether it held.
@@ -62,5 +66,95 @@ func TestAFollowerIsSyncedOnceItHoldsAnEntryOfTheTerm(t *testing.T) {
 	stores[lagging.cfg.ID].refuse.Store(0)
 	if !waitUntil(10*time.Second, lagging.Synced) {
 		t.Fatal("the follower is not synced once its store takes the term's entries")
+	}
+}
+
+// A follower restarted within its leader's term holds entries of that term from before
+// it stopped, which say nothing of what it missed: it is not synced while its store
+// takes none of the entries written meanwhile, however long it knows its leader, and is
+// once it has taken and applied them.
+func TestAFollowerRestartedWithinATermSyncsOnceCaughtUp(t *testing.T) {
+	peers, dirs, nodes := openThree(t)
+	leader := leaderOf(t, nodes)
+	var follower *Node
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	id := follower.cfg.ID
+	propose(t, leader, &Entry{Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/before", Acl: open}})
+	if !waitUntil(10*time.Second, follower.Synced) {
+		t.Fatal("the follower did not sync")
+	}
+	term := leader.raft.CurrentTerm()
+	follower.Close()
+	delete(nodes, id)
+	for i := range 5 {
+		propose(t, leader, &Entry{Op: jute.OpCreate, Req: &jute.CreateRequest{Path: "/missed" + strconv.Itoa(i), Acl: open}})
+	}
+	var store *refusingLogs
+	cfg := DefaultConfig(dirs[id])
+	cfg.ID, cfg.Peers = id, peers
+	cfg.HeartbeatTimeout = 100 * time.Millisecond
+	// It holds one received entry at most (received.limit), so it cannot apply the five
+	// it missed from what it received either.
+	cfg.TrailingLogs = 2
+	cfg.wrapLogs = func(l raft.LogStore) raft.LogStore {
+		store = &refusingLogs{LogStore: l}
+		store.refuse.Store(1 << 30)
+		return store
+	}
+	back, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes[id] = back
+	if back.restartTerm.Load() != term {
+		t.Fatalf("restart term %d, want %d", back.restartTerm.Load(), term)
+	}
+	if !waitUntil(10*time.Second, func() bool { l, _ := back.LeaderID(); return l == leader.cfg.ID }) {
+		t.Fatal("the restarted follower does not know its leader")
+	}
+	if back.raft.CurrentTerm() != term {
+		t.Skipf("an election came between (term %d, was %d)", back.raft.CurrentTerm(), term)
+	}
+	if waitUntil(time.Second, back.Synced) {
+		t.Fatalf("synced with none of the entries it missed (applied %d, leader's %d)", back.FSM.appliedIndex.Load(), leader.FSM.appliedIndex.Load())
+	}
+	store.refuse.Store(0)
+	if !waitUntil(10*time.Second, back.Synced) {
+		t.Fatal("not synced once its store takes the entries")
+	}
+	if applied, want := back.FSM.appliedIndex.Load(), back.catch.firstHeard.Load(); applied < want || want == 0 {
+		t.Errorf("synced having applied %d, first heard %d", applied, want)
+	}
+}
+
+// caughtUpSinceStart: a member that was told a commit point since it started has caught
+// up once it applied that point; one told none goes by the term alone once it has known
+// its leader for a sync window, and not before, nor while it knows no leader.
+func TestCaughtUpSinceStart(t *testing.T) {
+	n := &Node{cfg: Config{SyncWindow: 20 * time.Millisecond}, FSM: NewFSM(datatree.Options{}), catch: &catchUp{}, look: &looking{}}
+	if n.caughtUpSinceStart() {
+		t.Error("caught up knowing no leader")
+	}
+	n.look.lost()
+	n.look.found()
+	if n.caughtUpSinceStart() {
+		t.Error("caught up at once, told nothing")
+	}
+	time.Sleep(30 * time.Millisecond)
+	if !n.caughtUpSinceStart() {
+		t.Error("not caught up a sync window after knowing the leader, told nothing")
+	}
+	n.catch.firstHeard.Store(5)
+	n.FSM.appliedIndex.Store(4)
+	if n.caughtUpSinceStart() {
+		t.Error("caught up short of the point it was told")
+	}
+	n.FSM.appliedIndex.Store(5)
+	if !n.caughtUpSinceStart() {
+		t.Error("not caught up at the point it was told")
 	}
 }
