@@ -118,7 +118,7 @@ func (f *FSM) applyHeld(logs []*raft.Log, es []*Entry, out []interface{}) {
 		if e == nil {
 			continue
 		}
-		if f.committedTxn != nil && txnOp(e.Op) {
+		if f.committedTxn != nil && txnOp(e.Op) && logs[i].Index > f.replayed {
 			f.committedTxn(role, now-e.Time)
 		}
 		zxid = int64(logs[i].Index)

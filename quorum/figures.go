@@ -31,9 +31,10 @@ type Figures struct {
 	SessionsExpired func(n int)
 
 	// Serving: a cluster member that was looking serves again: a follower or observer
-	// once it synced with its leader (Node.Synced), took after it knew the leader; a
-	// leader once it is established (leading is true, took is 0). down is the time since
-	// it began looking, as ZooKeeper counts a peer unavailable from LOOKING to BROADCAST.
+	// once it synced with its leader (Node.Synced), took after it knew the leader (-1 for
+	// an observer); a leader once it is established (leading is true, took is 0). down is
+	// the time since it began looking, as ZooKeeper counts a peer unavailable from
+	// LOOKING to BROADCAST.
 	Serving func(leading bool, took, down time.Duration)
 	// Loaded: the state this member started from: restoring its newest snapshot took
 	// snap; then applying n transactions of its own log that followed it took txns (n is
@@ -42,10 +43,12 @@ type Figures struct {
 	// Proposed: this member, leading, handed one transaction to raft.
 	Proposed func()
 	// Received: this member, a follower, stored one transaction from its leader, which
-	// stamped it age ms before (negative when the clocks disagree).
+	// stamped it age ms before (negative when the clocks disagree: ZooKeeper drops those).
 	Received func(age int64)
 	// Committed: this member applied one committed transaction, stamped by its leader
-	// age ms before (negative when the clocks disagree), in role.
+	// age ms before (negative when the clocks disagree), in role; not one of the
+	// transactions it replays from its own log after its start (Loaded), which ZooKeeper
+	// loads before it serves and counts nowhere else.
 	Committed func(role Role, age int64)
 	// SnapshotSent: this member, leading, sent a member its snapshot.
 	SnapshotSent func()
@@ -144,8 +147,11 @@ func (l *looking) serving(leading bool) {
 	}
 	now := time.Now()
 	var took time.Duration
-	if !leading {
+	switch {
+	case !leading && l.voter:
 		took = now.Sub(l.knew)
+	case !leading:
+		took = -1 // an observer: ZooKeeper's records no sync time
 	}
 	down := now.Sub(l.down)
 	l.down = time.Time{}
@@ -155,12 +161,13 @@ func (l *looking) serving(leading bool) {
 	}
 }
 
-// role is what this member is now, for Figures.Committed.
+// role is what this member is now, for Figures.Committed; raft's FSM goroutine asks it,
+// which may run before Open has set n.raft, so raft is read where Open stores it last.
 func (n *Node) role() Role {
-	switch {
-	case !n.IsClustered():
+	if !n.IsClustered() {
 		return Alone
-	case n.IsLeader():
+	}
+	if r := n.lead.raft.Load(); r != nil && r.State() == raft.Leader {
 		return Leading
 	}
 	return Learner

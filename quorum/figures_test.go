@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 )
 
@@ -112,6 +113,38 @@ func TestStartupReplayCountsTheLogAfterTheSnapshot(t *testing.T) {
 	}
 	if !r.applied(logs[3:], es[3:]) || len(got) != 1 || got[0] != 2 {
 		t.Errorf("done with %v, want [2] (the create and the setData)", got)
+	}
+}
+
+// A snapshot a member installs ends its startup replay with what it applied so far,
+// and the replayed transactions are not counted as commits (Figures.Committed).
+func TestStartupReplayEndsAtAnInstalledSnapshot(t *testing.T) {
+	src := NewFSM(datatree.Options{ExtendedTypes: true})
+	applyAll(t, src, entries())
+	snap := snapshotOf(t, src)
+
+	f := NewFSM(datatree.Options{ExtendedTypes: true})
+	var loaded []int
+	// The log at the start ended far beyond what arrives before the snapshot.
+	f.replay = &startupReplay{until: 1 << 20, done: func(_, _ time.Duration, n int) { loaded = append(loaded, n) }}
+	f.replayed = 1 << 20
+	var committed int
+	f.committedTxn, f.role = func(Role, int64) { committed++ }, func() Role { return Learner }
+	applyAll(t, f, entries()[:3])
+	if len(loaded) != 0 || committed != 0 {
+		t.Fatalf("before the snapshot: loaded %v, committed %d; want none and none", loaded, committed)
+	}
+	if err := f.Restore(snapshotReader(snap)); err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded) != 1 || loaded[0] != 3 || f.replay != nil {
+		t.Errorf("loaded %v after the snapshot, want [3]", loaded)
+	}
+	// Past the replayed entries, a transaction counts.
+	f.replayed = 0
+	applyAll(t, f, entries()[3:4])
+	if committed != 1 {
+		t.Errorf("committed %d after the replay, want 1", committed)
 	}
 }
 

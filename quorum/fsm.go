@@ -120,7 +120,9 @@ type FSM struct {
 	role         func() Role
 	// replay, while set, counts the commands of this member's own log that followed its
 	// snapshot at its start, until they are applied (Figures.Loaded); under applyMu.
-	replay *startupReplay
+	// replayed is the last of them, set before raft runs: committedTxn skips them.
+	replay   *startupReplay
+	replayed uint64
 
 	handlers map[int32]func(zxid int64, e *Entry) (*Result, []datatree.Event)
 }
@@ -357,6 +359,11 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.early = nil
 	f.loadMembers()
 	f.mu.Unlock()
+	if f.replay != nil {
+		// A snapshot from the leader replaces what the replay had left to apply.
+		f.replay.end()
+		f.replay = nil
+	}
 	f.applyMu.Unlock()
 	f.zxidWaits.release(st.Zxid)
 	if f.membersChanged != nil {

@@ -390,7 +390,7 @@ func Open(cfg Config) (*Node, error) {
 	// back to an older snapshot without saying so).
 	rc.NoSnapshotRestoreOnStart = true
 	restoreStart := time.Now()
-	snapIndex, err := restoreNewest(store, fsm)
+	snapIndex, snapTerm, err := restoreNewest(store, fsm)
 	if err != nil {
 		if c, ok := trans.(io.Closer); ok {
 			c.Close()
@@ -399,13 +399,22 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	fsm.OnRestored = cfg.OnRestored // after restoreNewest: only a leader's snapshot counts
-	if loaded := cfg.Figures.Loaded; loaded != nil {
+	if cfg.Figures.Loaded != nil || cfg.Figures.Committed != nil {
 		snapTook := time.Since(restoreStart)
-		if until := lastCommandAfter(logs, snapIndex); until > 0 {
+		until := lastCommandAfter(logs, snapIndex)
+		fsm.replayed = until
+		switch loaded := cfg.Figures.Loaded; {
+		case loaded != nil && until > 0:
 			fsm.replay = &startupReplay{until: until, snap: snapTook, done: loaded}
-		} else {
+		case loaded != nil:
 			loaded(snapTook, 0, -1)
 		}
+	}
+	if self := cfg.self(); self != nil {
+		// Before raft runs: its goroutine reads both (followerStored).
+		n.look = &looking{voter: !self.Observer, figs: cfg.Figures}
+		n.look.lost() // a member starts looking for its leader
+		n.restartTerm.Store(restartTerm(store, logs, snapIndex, snapTerm))
 	}
 	var raftLogs raft.LogStore = logs
 	if cfg.wrapLogs != nil {
@@ -420,9 +429,6 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("quorum: start raft: %w", err)
 	}
 	n.raft, n.trans = r, trans
-	if term := r.CurrentTerm(); term > 0 && n.lastHeldTerm() == term {
-		n.restartTerm.Store(term)
-	}
 	if ct, ok := trans.(*contactTransport); ok {
 		back := n.peerBack
 		ct.reach.back.Store(&back)
@@ -447,9 +453,7 @@ func Open(cfg Config) (*Node, error) {
 		}
 		n.prompt = newPromptElection(n)
 		n.leaderNews = make(chan struct{}, 1)
-		look := &looking{voter: !self.Observer, figs: cfg.Figures}
-		look.lost() // a member starts looking for its leader
-		n.look = look
+		look := n.look
 		// Runs on raft's goroutine as raft sets the leader; delivers nothing itself.
 		r.RegisterObserver(raft.NewObserver(nil, false, func(o *raft.Observation) bool {
 			if lo, ok := o.Data.(raft.LeaderObservation); ok {
@@ -601,10 +605,17 @@ func (n *Node) Synced() bool {
 // told since it started: the leader tells it, on the stream this member opens to it,
 // what it committed so far (a commit or a durable notice) before anything else. With no
 // such news within a sync window of knowing its leader (a leader that applied no command
-// yet, nor restored a snapshot), the member goes by the term alone, as after an election.
+// yet, nor restored a snapshot; a stream to the leader that does not open), the member
+// goes by the term alone, as after an election.
 func (n *Node) caughtUpSinceStart() bool {
 	if heard := n.catch.firstHeard.Load(); heard > 0 {
-		return n.FSM.appliedIndex.Load() >= heard
+		// The point may be an entry the FSM is never given (a no-op, a barrier) that an
+		// installed snapshot ends at: its index counts as applied too.
+		if n.FSM.through.Load() >= heard {
+			return true
+		}
+		snap, _ := strconv.ParseUint(n.raft.Stats()["last_snapshot_index"], 10, 64)
+		return snap >= heard
 	}
 	return n.look != nil && n.look.knownFor() >= n.syncWindow()
 }
@@ -991,18 +1002,18 @@ func (n *Node) watchLeadership() {
 // restoreNewest loads the newest snapshot into fsm, if there is one, and returns its
 // index (0 without one); a snapshot that does not match its meta.json, or does not
 // decode, is a *persistence.CorruptError.
-func restoreNewest(store *persistence.Store, fsm *FSM) (uint64, error) {
+func restoreNewest(store *persistence.Store, fsm *FSM) (index, term uint64, err error) {
 	snap, err := store.OpenNewestSnapshot()
 	if err != nil || snap == nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer snap.Close()
 	rerr := fsm.Restore(io.NopCloser(snap))
 	if err := snap.Verify(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if rerr != nil {
-		return 0, &persistence.CorruptError{Path: store.Dir + "/snapshots/" + snap.Meta.ID + "/state.bin", What: rerr.Error()}
+		return 0, 0, &persistence.CorruptError{Path: store.Dir + "/snapshots/" + snap.Meta.ID + "/state.bin", What: rerr.Error()}
 	}
 	// Raft goes on after the snapshot's index; the entries between the state's last
 	// command and that index change nothing.
@@ -1010,7 +1021,28 @@ func restoreNewest(store *persistence.Store, fsm *FSM) (uint64, error) {
 	// A snapshot holds only what was committed: a leader that applies no command
 	// before its members connect tells them this point (caughtUpSinceStart).
 	fsm.committed.Store(&commitPoint{index: snap.Meta.Index, term: snap.Meta.Term})
-	return snap.Meta.Index, nil
+	return snap.Meta.Index, snap.Meta.Term, nil
+}
+
+// restartTerm is raft's current term as stored, if this member's log (or its snapshot,
+// at snapIndex with snapTerm) already holds an entry of it: the term it restarts within
+// (Node.restartTerm); 0 otherwise.
+func restartTerm(store *persistence.Store, logs raft.LogStore, snapIndex, snapTerm uint64) uint64 {
+	current, err := store.Stable.GetUint64([]byte("CurrentTerm")) // raft's key
+	if err != nil || current == 0 {
+		return 0
+	}
+	held := snapTerm
+	if last, err := logs.LastIndex(); err == nil && last > snapIndex {
+		var l raft.Log
+		if logs.GetLog(last, &l) == nil {
+			held = l.Term
+		}
+	}
+	if held != current {
+		return 0
+	}
+	return current
 }
 
 // HandOver passes leadership to another voter and waits (up to timeout) until it leads,

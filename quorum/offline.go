@@ -85,7 +85,7 @@ func LoadOffline(dir string, opts datatree.Options) (*persistence.State, error) 
 	}
 	defer store.Close()
 	fsm := NewFSM(opts)
-	from, err := restoreNewest(store, fsm)
+	from, _, err := restoreNewest(store, fsm)
 	if err != nil {
 		return nil, err
 	}

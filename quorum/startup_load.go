@@ -41,12 +41,17 @@ func (r *startupReplay) applied(logs []*raft.Log, es []*Entry) bool {
 	if logs[len(logs)-1].Index < r.until {
 		return false
 	}
+	r.end()
+	return true
+}
+
+// end tells done what was replayed.
+func (r *startupReplay) end() {
 	var took time.Duration
 	if r.n > 0 {
 		took = time.Since(r.first)
 	}
 	r.done(r.snap, took, r.n)
-	return true
 }
 
 // lastCommandAfter is the index of the last command logs holds after index from, 0 if

@@ -113,7 +113,8 @@ func TestQuorumMetricsMatchZooKeeper(t *testing.T) {
 			mntr, err := ztest.FourLetter(m.Addr, "mntr")
 			if err == nil && mntrLine(mntr, "cnt_dbinittime") == "1" && mntrLine(mntr, "cnt_follower_sync_time") == "1" {
 				restarted = values(mntr, []string{"cnt_dbinittime", "cnt_startup_snap_load_time",
-					"cnt_startup_txns_loaded", "sum_startup_txns_loaded", "cnt_follower_sync_time", "cnt_unavailable_time"})
+					"cnt_startup_txns_loaded", "sum_startup_txns_loaded", "cnt_follower_sync_time", "cnt_unavailable_time",
+					"learner_commit_received_count", "cnt_propagation_latency"})
 				break
 			}
 			if time.Now().After(deadline) {

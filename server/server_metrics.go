@@ -85,7 +85,7 @@ func (m *serverMetrics) serving(leading bool, took, down time.Duration) {
 	if leading {
 		m.leaderUnavailableTime.record(down.Milliseconds())
 	} else {
-		m.followerSyncTime.record(took.Milliseconds())
+		m.followerSyncTime.record(took.Milliseconds()) // an observer's -1 is dropped
 	}
 }
 
