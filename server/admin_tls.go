@@ -91,6 +91,9 @@ type sniffListener struct {
 	net.Listener
 	cfg   *tls.Config
 	plain bool
+	// onPlain, if set, is told of each plain connection taken where plain is set, one
+	// closed before its first byte among them (insecure_admin_count).
+	onPlain func()
 	// timeout bounds the wait for a connection's first byte, as ReadHeaderTimeout
 	// bounds the rest of its request.
 	timeout time.Duration
@@ -100,8 +103,8 @@ type sniffListener struct {
 	err     error // why Accept stopped; set before done is closed
 }
 
-func newSniffListener(ln net.Listener, cfg *tls.Config, plain bool, timeout time.Duration) *sniffListener {
-	l := &sniffListener{Listener: ln, cfg: cfg, plain: plain, timeout: timeout, ready: make(chan net.Conn), done: make(chan struct{})}
+func newSniffListener(ln net.Listener, cfg *tls.Config, plain bool, timeout time.Duration, onPlain func()) *sniffListener {
+	l := &sniffListener{Listener: ln, cfg: cfg, plain: plain, onPlain: onPlain, timeout: timeout, ready: make(chan net.Conn), done: make(chan struct{})}
 	go l.acceptLoop()
 	return l
 }
@@ -133,6 +136,11 @@ func (l *sniffListener) sniff(nc net.Conn) {
 	nc.SetReadDeadline(time.Now().Add(l.timeout))
 	first := make([]byte, 1)
 	if _, err := io.ReadFull(nc, first); err != nil {
+		if errors.Is(err, io.EOF) && l.plain && l.onPlain != nil {
+			// Closed before its first byte: Jetty's unified port takes that as plain
+			// HTTP too, and ZooKeeper counts it.
+			l.onPlain()
+		}
 		nc.Close()
 		return
 	}
@@ -144,6 +152,8 @@ func (l *sniffListener) sniff(nc net.Conn) {
 	case !l.plain:
 		refuseNonTLS(nc)
 		return
+	case l.onPlain != nil:
+		l.onPlain()
 	}
 	select {
 	case l.ready <- c:
@@ -206,5 +216,5 @@ func (s *Server) adminListener(ln net.Listener) (net.Listener, error) {
 		return nil, fmt.Errorf("%s: %w", s.cfg.AdminTLS.scheme(), err)
 	}
 	_, header := s.cfg.adminTimeouts()
-	return newSniffListener(ln, cfg, !s.cfg.AdminTLS.ForceHTTPS, header), nil
+	return newSniffListener(ln, cfg, !s.cfg.AdminTLS.ForceHTTPS, header, func() { s.metrics.insecureAdmin.Add(1) }), nil
 }

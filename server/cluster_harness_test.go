@@ -207,6 +207,22 @@ func (tc *testCluster) converge() {
 	}
 }
 
+// awaitSrvr waits until srvr on member i says want (say "Mode: follower"): a member
+// that knows its leader may not serve yet (not synced with it), and on a loaded machine
+// a new cluster may still elect again.
+func (tc *testCluster) awaitSrvr(i int, want string) {
+	tc.t.Helper()
+	var out string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if out, _ = ztest.FourLetter(tc.addr(i), "srvr"); strings.Contains(out, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatalf("member %d srvr, want %q:\n%s", i+1, want, out)
+		}
+	}
+}
+
 func askFourLetter(t *testing.T, addr, cmd string) string {
 	t.Helper()
 	out, err := ztest.FourLetter(addr, cmd)

@@ -82,6 +82,9 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.stats.answered(jute.OpCreateSession, 0, jute.OK, fsm.LastZxid(), start)
 		c.srv.observe(&pending{op: jute.OpCreateSession, start: start})
 	} else {
+		// ZooKeeper counts every reconnect it takes past the zxid check, whether the
+		// session then proves valid or not.
+		c.srv.metrics.connectionRevalidates.Add(1)
 		var s session.Session
 		var found bool
 		fsm.Read(func(_ *datatree.Tree, t *session.Table) { s, found = t.Get(req.SessionId) })

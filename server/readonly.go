@@ -174,6 +174,7 @@ func (c *conn) readOnlyHandshake(req *jute.Connect, start time.Time) bool {
 		// A local session's createSession passes ZooKeeper's FinalRequestProcessor too.
 		c.srv.observe(&pending{op: jute.OpCreateSession, start: start})
 	} else {
+		c.srv.metrics.connectionRevalidates.Add(1)
 		holds := false
 		c.srv.node.FSM.Read(func(tr *datatree.Tree, t *session.Table) {
 			_, global := t.Get(req.SessionId)

@@ -45,6 +45,8 @@ type serverMetrics struct {
 	sessionlessExpired    atomic.Int64  // connections closed for sending no handshake in time
 	unsuccessfulHandshake atomic.Int64  // TLS handshakes that failed
 	connectionDrops       atomic.Int64  // connections the client closed (its end of stream read)
+	connectionRevalidates atomic.Int64  // handshakes that reattach a session
+	insecureAdmin         atomic.Int64  // plain HTTP connections to a unified AdminServer port
 	// Transactions the leader proposed and applied once committed, and those a follower
 	// received and applied (paddedCounter: added to on every write).
 	proposals, commits, learnerProposals, learnerCommits paddedCounter
@@ -175,6 +177,8 @@ func (m *serverMetrics) counters() []namedCounter {
 		{"sessionless_connections_expired", &m.sessionlessExpired, "connections closed without a session in time"},
 		{"unsuccessful_handshake", &m.unsuccessfulHandshake, "TLS handshakes that failed"},
 		{"connection_drop_count", &m.connectionDrops, "connections the client closed"},
+		{"connection_revalidate_count", &m.connectionRevalidates, "handshakes that reattached a session"},
+		{"insecure_admin_count", &m.insecureAdmin, "plain HTTP connections to the AdminServer's unified port"},
 		{"proposal_count", &m.proposals.Int64, "transactions proposed as leader"},
 		{"commit_count", &m.commits.Int64, "transactions committed as leader"},
 		{"learner_proposal_received_count", &m.learnerProposals.Int64, "transactions received from the leader"},

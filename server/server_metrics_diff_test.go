@@ -18,7 +18,7 @@ import (
 func TestServerMetricsMatchZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
 	compared := []string{"bytes_received_count", "connection_drop_count", "response_bytes", "watch_bytes", "looking_count",
-		"stale_sessions_expired", "sessionless_connections_expired", "cnt_election_time",
+		"stale_sessions_expired", "sessionless_connections_expired", "cnt_election_time", "connection_revalidate_count",
 		// A standalone server proposes nothing and is never unavailable, but applies its
 		// transactions (propagation_latency) and loads its state once.
 		"proposal_count", "commit_count", "cnt_quorum_ack_latency", "cnt_propagation_latency",
@@ -54,6 +54,15 @@ func TestServerMetricsMatchZooKeeper(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: the dropped connection is not counted", s.Name)
 			}
+		}
+		// It comes back on a new connection, which reattaches its session: a reconnect
+		// ZooKeeper revalidates (connection_revalidate_count), then closes it.
+		back := dial(t, s.Addr)
+		if r := back.connect(gone.sid, gone.pw); r.SessionId != gone.sid || r.TimeOut == 0 {
+			t.Fatalf("%s: reconnect of 0x%x: %+v", s.Name, gone.sid, r)
+		}
+		if h := back.call(jute.OpCloseSession, nil, nil); h.Err != 0 {
+			t.Fatalf("%s: closeSession after the reconnect: %d", s.Name, h.Err)
 		}
 		first["bytes_received_count"], _ = strconv.Atoi(mntrLine(askFourLetter(t, s.Addr, "mntr"), "bytes_received_count"))
 		a, b := dial(t, s.Addr), dial(t, s.Addr)
