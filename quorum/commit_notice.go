@@ -145,7 +145,9 @@ type catchUp struct {
 	// firstHeard is the index of the first notice, commit or durable, this member got
 	// since it started (Node.caughtUpSinceStart); 0 before.
 	firstHeard atomic.Uint64
-	wake       chan struct{}
+	// applied, if set, is told after each notice is acted on (Node.checkServing).
+	applied func()
+	wake    chan struct{}
 }
 
 // newCatchUp makes a member's catch-up; logs is its view for commit notices, stored
@@ -171,6 +173,14 @@ func (c *catchUp) notice(p commitPoint) {
 		c.signal()
 	}
 	c.recv.dropApplied(c.fsm.appliedIndex.Load())
+	c.told()
+}
+
+// told tells applied, if set, that a notice was acted on.
+func (c *catchUp) told() {
+	if c.applied != nil {
+		c.applied()
+	}
 }
 
 // apply applies up to the noticed point p from this member's log, or from what it
@@ -207,6 +217,7 @@ func (c *catchUp) run(done <-chan struct{}) {
 		c.mu.Unlock()
 		c.apply(p)
 		c.applyDurable()
+		c.told()
 	}
 }
 

@@ -91,6 +91,7 @@ func (c *catchUp) leaderDurable(p commitPoint) {
 	}
 	c.mu.Unlock()
 	c.applyDurable()
+	c.told()
 }
 
 // stored is told of every batch this member stored durably (as a follower), once its

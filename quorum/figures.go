@@ -209,7 +209,8 @@ func (n *Node) voter() bool {
 
 // checkServing tells look that this member, following, serves once it is synced with
 // its leader: for a member that restarted within its leader's term, which followerStored
-// leaves to it (called every half tick).
+// leaves to it (called after each commit or durable notice is acted on, and every half
+// tick).
 func (n *Node) checkServing() {
 	if n.look == nil || !n.look.pending.Load() || n.IsLeader() || !n.HasLeader() {
 		return

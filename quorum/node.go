@@ -332,6 +332,7 @@ func Open(cfg Config) (*Node, error) {
 	n.catch = newCatchUp(fsm, writingOrStored{logs}, logs.recentLogs,
 		func() uint64 { return n.raft.CurrentTerm() }, func() uint64 { i, _ := cache.LastIndex(); return i })
 	n.catch.recv = recv
+	n.catch.applied = n.checkServing
 	recv.catch.Store(n.catch)
 	logs.arrived = n.catch.arrived
 	logs.stored = n.catch.stored

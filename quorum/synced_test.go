@@ -102,6 +102,10 @@ func TestAFollowerRestartedWithinATermSyncsOnceCaughtUp(t *testing.T) {
 	// news, not the window's fallback, is what keeps it from serving.
 	cfg.TrailingLogs = 2
 	cfg.SyncWindow = 200 * time.Millisecond
+	// Its half-tick check comes too late to matter: the notice it acts on tells it.
+	cfg.TickTime = time.Minute
+	served := make(chan bool, 4)
+	cfg.Figures.Serving = func(leading bool, _, _ time.Duration) { served <- leading }
 	cfg.wrapLogs = func(l raft.LogStore) raft.LogStore {
 		store = &refusingLogs{LogStore: l}
 		store.refuse.Store(1 << 30)
@@ -124,9 +128,22 @@ func TestAFollowerRestartedWithinATermSyncsOnceCaughtUp(t *testing.T) {
 	if waitUntil(5*cfg.SyncWindow, back.Synced) {
 		t.Fatalf("synced with none of the entries it missed (applied %d, leader's %d)", back.FSM.appliedIndex.Load(), leader.FSM.appliedIndex.Load())
 	}
+	select {
+	case <-served:
+		t.Fatal("counted as serving before it caught up")
+	default:
+	}
 	store.refuse.Store(0)
 	if !waitUntil(10*time.Second, back.Synced) {
 		t.Fatal("not synced once its store takes the entries")
+	}
+	select {
+	case leading := <-served:
+		if leading {
+			t.Error("served as a leader")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("not counted as serving (Figures.Serving) once caught up")
 	}
 	if applied, want := back.FSM.appliedIndex.Load(), back.catch.firstHeard.Load(); applied < want || want == 0 {
 		t.Errorf("synced having applied %d, first heard %d", applied, want)
