@@ -175,11 +175,12 @@ func (n *Node) role() Role {
 
 // followerStored is told of every batch raft stores on this member as a follower (from
 // raft's goroutine, before the store): each transaction a voter receives from its
-// leader (Figures.Received; an observer, as ZooKeeper's, is informed of commits only),
+// leader (Figures.Received; an observer, as ZooKeeper's, is informed of commits only;
+// a voter as configured at the start, as looking counts elections and syncs),
 // and the first entry of its leader's term, with which it is synced (Synced; but in the
 // term it restarted within, where checkServing finds it synced).
 func (n *Node) followerStored(es []*raft.Log) {
-	if f := n.cfg.Figures.Received; f != nil && n.voter() {
+	if f := n.cfg.Figures.Received; f != nil && n.look != nil && n.look.voter {
 		now := time.Now().UnixMilli()
 		for _, l := range es {
 			if l.Type != raft.LogCommand || len(l.Data) < entryOpAt+4 {
@@ -195,16 +196,6 @@ func (n *Node) followerStored(es []*raft.Log) {
 			n.look.serving(false)
 		}
 	}
-}
-
-// voter reports whether this member votes, by the configuration raft holds.
-func (n *Node) voter() bool {
-	for _, s := range n.raft.GetConfiguration().Configuration().Servers {
-		if string(s.ID) == n.cfg.ID {
-			return s.Suffrage == raft.Voter
-		}
-	}
-	return false
 }
 
 // checkServing tells look that this member, following, serves once it is synced with
