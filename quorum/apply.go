@@ -76,7 +76,7 @@ func (f *FSM) applyRun(logs []*raft.Log, out []interface{}) {
 	end := logs[len(logs)-1].Index
 	f.appliedIndex.Store(end)
 	f.snapBytes.add(size)
-	if f.replay != nil && f.replay.applied(logs, es) {
+	if f.replay != nil && f.replay.applied(logs, es, f.replayed) {
 		f.replay = nil
 	}
 	if last == nil {

@@ -96,7 +96,7 @@ func TestStartupReplayCountsTheLogAfterTheSnapshot(t *testing.T) {
 		t.Errorf("last command after 5: %d, want 0", got)
 	}
 	var got []int
-	r := &startupReplay{until: 5, snap: time.Millisecond, done: func(snap, txns time.Duration, n int) {
+	r := &startupReplay{snap: time.Millisecond, done: func(snap, txns time.Duration, n int) {
 		if snap != time.Millisecond || txns < 0 {
 			t.Errorf("snap %v, txns %v", snap, txns)
 		}
@@ -108,10 +108,10 @@ func TestStartupReplayCountsTheLogAfterTheSnapshot(t *testing.T) {
 			es[i], _ = UnmarshalEntry(l.Data)
 		}
 	}
-	if r.applied(logs[:3], es[:3]) || len(got) != 0 {
+	if r.applied(logs[:3], es[:3], 5) || len(got) != 0 {
 		t.Fatalf("done before the last command: %v", got)
 	}
-	if !r.applied(logs[3:], es[3:]) || len(got) != 1 || got[0] != 2 {
+	if !r.applied(logs[3:], es[3:], 5) || len(got) != 1 || got[0] != 2 {
 		t.Errorf("done with %v, want [2] (the create and the setData)", got)
 	}
 }
@@ -126,7 +126,7 @@ func TestStartupReplayEndsAtAnInstalledSnapshot(t *testing.T) {
 	f := NewFSM(datatree.Options{ExtendedTypes: true})
 	var loaded []int
 	// The log at the start ended far beyond what arrives before the snapshot.
-	f.replay = &startupReplay{until: 1 << 20, done: func(_, _ time.Duration, n int) { loaded = append(loaded, n) }}
+	f.replay = &startupReplay{done: func(_, _ time.Duration, n int) { loaded = append(loaded, n) }}
 	f.replayed = 1 << 20
 	var committed int
 	f.committedTxn, f.role = func(Role, int64) { committed++ }, func() Role { return Learner }

@@ -118,9 +118,9 @@ type FSM struct {
 	// role says what this member is; both set before raft runs.
 	committedTxn func(role Role, age int64)
 	role         func() Role
-	// replay, while set, counts the commands of this member's own log that followed its
-	// snapshot at its start, until they are applied (Figures.Loaded); under applyMu.
-	// replayed is the last of them, set before raft runs: committedTxn skips them.
+	// replayed is the last command of this member's own log after its snapshot at its
+	// start, set before raft runs: committedTxn skips the commands up to it, and replay,
+	// while set, counts them as they are applied (Figures.Loaded); under applyMu.
 	replay   *startupReplay
 	replayed uint64
 

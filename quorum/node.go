@@ -406,7 +406,7 @@ func Open(cfg Config) (*Node, error) {
 		fsm.replayed = until
 		switch loaded := cfg.Figures.Loaded; {
 		case loaded != nil && until > 0:
-			fsm.replay = &startupReplay{until: until, snap: snapTook, done: loaded}
+			fsm.replay = &startupReplay{snap: snapTook, done: loaded}
 		case loaded != nil:
 			loaded(snapTook, 0, -1)
 		}

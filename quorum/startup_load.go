@@ -14,10 +14,9 @@ import (
 // leader, on its leader's first news as a follower. So the replay is timed from its first
 // command applied to its last, not from Open, which would count the election too.
 
-// startupReplay counts the commands of the log at Open that follow the snapshot, as they
-// are applied.
+// startupReplay counts the commands of the log at Open that follow the snapshot, up to
+// the last of them (FSM.replayed), as they are applied.
 type startupReplay struct {
-	until uint64        // the last command the log held at Open
 	snap  time.Duration // the snapshot's restore
 	first time.Time     // the first of them applied
 	n     int           // the transactions among them (txnOp)
@@ -25,10 +24,11 @@ type startupReplay struct {
 }
 
 // applied is told of each run applyRun applies (es[i] the decoded command of logs[i],
-// nil for other entries); it reports true, having told done, once the run reaches until.
-func (r *startupReplay) applied(logs []*raft.Log, es []*Entry) bool {
+// nil for other entries); it reports true, having told done, once the run reaches until,
+// the replay's last command.
+func (r *startupReplay) applied(logs []*raft.Log, es []*Entry, until uint64) bool {
 	for i, l := range logs {
-		if l.Index > r.until {
+		if l.Index > until {
 			break
 		}
 		if es[i] != nil && txnOp(es[i].Op) {
@@ -38,7 +38,7 @@ func (r *startupReplay) applied(logs []*raft.Log, es []*Entry) bool {
 			r.n++
 		}
 	}
-	if logs[len(logs)-1].Index < r.until {
+	if logs[len(logs)-1].Index < until {
 		return false
 	}
 	r.end()
