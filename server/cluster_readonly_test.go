@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -201,7 +203,21 @@ func TestReadOnlyModeOffServesNobodyWithoutLeader(t *testing.T) {
 	addr, srv := tc.addr(f), tc.servers[f]
 	tc.net.Isolate(strconv.Itoa(f + 1))
 	awaitFourLetter(t, addr, "isro", "null", 10*time.Second)
+	// The member drops its clients on every tick without a leader; a connection that
+	// has sent no handshake is no client, and its word is answered after those ticks.
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
 	time.Sleep(readOnlyDelay(srv.cfg.TickTime) + time.Second)
+	slow.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := slow.Write([]byte("isro")); err != nil {
+		t.Fatalf("isro after the member's drops: %v", err)
+	}
+	if got, err := io.ReadAll(slow); string(got) != "null" {
+		t.Fatalf("isro sent after the member's drops: %q (%v), want null", got, err)
+	}
 	if r := dial(t, addr).tryConnect(readOnlyConnect(0, nil)); r != nil {
 		t.Fatalf("read-only client served with read-only mode off: %+v", r)
 	}

@@ -50,8 +50,12 @@ type conn struct {
 	responder *stage       // proposed writes and barriers, answered in order
 	inflight  atomic.Int64 // writes proposed and not yet answered
 	closing   atomic.Bool  // this connection asked to close its session; it closes itself after the reply
-	done      chan struct{}
-	once      sync.Once
+	// client: a ConnectRequest came. The drops that close a member's clients (no
+	// leader, leaderServes=no, a read-only switch) leave a connection without one be: a
+	// four-letter word, or a handshake not yet sent (it is refused when it comes).
+	client atomic.Bool
+	done   chan struct{}
+	once   sync.Once
 
 	sid     atomic.Int64
 	timeout int32 // negotiated, ms

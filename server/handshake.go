@@ -33,6 +33,7 @@ func (c *conn) handshake(br *bufio.Reader) bool {
 		c.close(closedLargeRequest)
 		return false
 	}
+	c.client.Store(true) // before the leader is asked: a drop from now on closes it
 	start := time.Now()
 	c.recv.Add(1) // ZooKeeper counts the ConnectRequest among the packets received
 	c.srv.stats.received.Add(1)

@@ -546,13 +546,18 @@ func closeReplaced(old *conn) {
 	}
 }
 
-// dropClients closes every client connection and says how many there were.
+// dropClients closes every client connection and says how many there were. A
+// connection that sent no ConnectRequest is no client yet: a member without a leader
+// drops its clients on every tick, and an isro or srvr asked meanwhile is answered.
 func (s *Server) dropClients(why closeReason) int {
-	conns := s.connList()
-	for _, c := range conns {
-		c.close(why)
+	n := 0
+	for _, c := range s.connList() {
+		if c.client.Load() {
+			c.close(why)
+			n++
+		}
 	}
-	return len(conns)
+	return n
 }
 
 // sessionClosed runs after a closeSession entry is applied: the session's connection,
