@@ -48,6 +48,7 @@ type Config struct {
 	SnapSizeLimit         int64 // snapSizeLimitInKb in bytes: log bytes between snapshots; 0 or less = no limit
 	SnapRetainCount       int
 	FsyncWarning          time.Duration  // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
+	PauseMonitor          PauseMonitor   // jvm.pause.*: watch for pauses of the process (pause_monitor.go)
 	SuperDigest           string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
 	DigestDisabled        bool           // zookeeper.DigestAuthenticationProvider.enabled=false: no digest scheme (addauth, ACLs, super digest)
 	DigestAlgorithm       string         // zookeeper.DigestAuthenticationProvider.digestAlg (Java's name); "" = SHA1
@@ -209,6 +210,7 @@ func DefaultConfig() Config {
 		SessionlessTimeout:     10 * time.Second,
 		AdminAuth:              DefaultAdminAuth(),
 		QuorumSSL:              QuorumSSL{HostnameVerification: true},
+		PauseMonitor:           DefaultPauseMonitor(),
 	}
 }
 

@@ -198,6 +198,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.start = time.Now()
+	s.startPauseMonitor()
 	if err := s.startAdmin(); err != nil {
 		// As ZooKeeper: the AdminServer failing to start does not stop the server.
 		s.log.Error("admin or metrics listener not started", "err", err)

@@ -13,7 +13,7 @@ import (
 // happens here. mntr prints them after its other values; /metrics serves the summaries
 // as Prometheus summaries and the counters as counters; srst resets them all, as
 // ServerMetrics.resetAll does. ZooKeeper's other metrics (its request processors' queues,
-// Zab's proposal and commit latencies, the JVM's) have no counterpart and are left out.
+// Zab's internals, the JVM's memory) have no counterpart and are left out.
 type serverMetrics struct {
 	// readLatency and updateLatency split the request latency: a request with a
 	// transaction (a write, createSession and closeSession, failed ones too, but not one
@@ -36,6 +36,9 @@ type serverMetrics struct {
 	// as a follower applies it (commit_propagation_latency), and as any member applies
 	// it (propagation_latency).
 	proposalLatency, quorumAckLatency, commitPropagationLatency, propagationLatency summary
+	// How much longer than asked each sleep of the pause monitor took, ms
+	// (pause_monitor.go; jvm_pause_time_ms).
+	pauseTime summary
 
 	lookingCount          atomic.Int64  // times a cluster member was without a leader
 	bytesReceived         paddedCounter // every frame's bytes, its length prefix included
@@ -157,6 +160,7 @@ func (m *serverMetrics) summaries() []namedSummary {
 		{"quorum_ack_latency", &m.quorumAckLatency, true, "age of a transaction the leader applies once committed, ms"},
 		{"commit_propagation_latency", &m.commitPropagationLatency, true, "age of a transaction a follower applies, ms"},
 		{"propagation_latency", &m.propagationLatency, true, "age of a transaction applied, ms"},
+		{"jvm_pause_time_ms", &m.pauseTime, true, "pauses of the server process or its host the pause monitor saw, ms"},
 	}
 }
 

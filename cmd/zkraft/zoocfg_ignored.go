@@ -48,10 +48,6 @@ var ignoredKeys = map[string]ignoredKey{
 	"multiAddress.enabled":                    {multiAddress, anyBool},
 	"multiAddress.reachabilityCheckEnabled":   {multiAddress, anyBool},
 	"multiAddress.reachabilityCheckTimeoutMs": {multiAddress, anyInt},
-	"jvm.pause.monitor":                       {noJVM, anyBool},
-	"jvm.pause.info-threshold.ms":             {noJVM, anyLong},
-	"jvm.pause.warn-threshold.ms":             {noJVM, anyLong},
-	"jvm.pause.sleep.time.ms":                 {noJVM, anyLong},
 	"quorum.auth.enableSasl":                  {quorumSASL, anyBool},
 	"quorum.auth.serverRequireSasl":           {quorumSASL, refuseOn(quorumSASL)},
 	"quorum.auth.learnerRequireSasl":          {quorumSASL, refuseOn(quorumSASL)},
@@ -61,13 +57,6 @@ var ignoredKeys = map[string]ignoredKey{
 	"kerberos.removeHostFromPrincipal":        {"it rewrites Kerberos names; a DIGEST-MD5 identity is the user name", nil},
 	"kerberos.removeRealmFromPrincipal":       {"it rewrites Kerberos names; a DIGEST-MD5 identity is the user name", nil},
 	"sslQuorumReloadCertFiles":                {"zkraft reads the member certificates at start; restart a member to load new ones", anyBool},
-}
-
-func anyLong(_ *server.Config, v string) error {
-	if _, err := strconv.ParseInt(v, 10, 64); err != nil {
-		return fmt.Errorf("not an integer: %q", v)
-	}
-	return nil
 }
 
 // electionAlg accepts 3, the only algorithm ZooKeeper 3.8 has left.

@@ -26,6 +26,9 @@ enableExistsACLCheck=false
 fsync.warningthresholdms=250
 initLimit=10
 syncLimit=5
+jvm.pause.monitor=true
+jvm.pause.sleep.time.ms=50
+jvm.pause.info-threshold.ms=0
 someFutureKey=1
 server.1=a:2888:3888
 server.2=b:2889:3889:observer;2181
@@ -38,6 +41,10 @@ server.2=b:2889:3889:observer;2181
 		cfg.FsyncWarning != 250*time.Millisecond || cfg.InitLimit != 10 || cfg.SyncLimit != 5 {
 		t.Fatalf("parsed %+v", cfg)
 	}
+	// The pause monitor's keys set it; the one not given keeps ZooKeeper's default.
+	if want := (server.PauseMonitor{On: true, Sleep: 50 * time.Millisecond, Info: 0, Warn: 10 * time.Second}); cfg.PauseMonitor != want {
+		t.Fatalf("pause monitor %+v, want %+v", cfg.PauseMonitor, want)
+	}
 	joined := strings.Join(warnings, "\n")
 	if len(cfg.Servers) != 2 || cfg.Servers[0].PeerAddr != "a:2888" || cfg.Servers[0].RaftAddr != "a:3888" ||
 		cfg.Servers[0].Observer || !cfg.Servers[1].Observer || cfg.Servers[1].ID != "2" {
@@ -48,8 +55,13 @@ server.2=b:2889:3889:observer;2181
 			t.Errorf("no warning names %s: %q", key, warnings)
 		}
 	}
-	if strings.Contains(joined, "syncLimit") { // it sets the synced window (server.Config.SyncLimit)
-		t.Errorf("a warning names syncLimit: %q", warnings)
+	for _, key := range []string{"syncLimit", "jvm.pause"} { // they have an effect
+		if strings.Contains(joined, key) {
+			t.Errorf("a warning names %s: %q", key, warnings)
+		}
+	}
+	if _, err := parseZooCfg(strings.NewReader("jvm.pause.monitor=yes\n"), &cfg); err == nil || !strings.Contains(err.Error(), "jvm.pause.monitor") {
+		t.Fatalf("jvm.pause.monitor=yes, which ZooKeeper refuses: %v", err)
 	}
 	if _, err := parseZooCfg(strings.NewReader("tickTime=soon\n"), &cfg); err == nil || !strings.Contains(err.Error(), "tickTime") {
 		t.Fatalf("bad value: %v", err)
