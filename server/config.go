@@ -146,7 +146,18 @@ type Config struct {
 	SecureClientPort        int
 	SecureClientPortAddress string
 	PortUnification         bool
-	SSL                     map[string]string
+	// NettyFactory: zookeeper.serverCnxnFactory names ZooKeeper's Netty factory, whose
+	// counts of plain connections zkraft keeps (tls_guard.go).
+	NettyFactory bool
+	// TLSHandshakeLimit (zookeeper.netty.server.outstandingHandshake.limit) bounds the
+	// TLS handshakes in progress on a unified client port (PortUnification), as
+	// ZooKeeper's does; a connection over it is closed at once. 0 or less: no bound.
+	TLSHandshakeLimit int
+	// EarlyDropSecureHandshakes (zookeeper.netty.server.earlyDropSecureConnectionHandshakes)
+	// closes a secure client port's connection before its TLS handshake while this
+	// member serves nobody (no leader).
+	EarlyDropSecureHandshakes bool
+	SSL                       map[string]string
 	// TLSHandshakeTimeout bounds a client's TLS handshake, and the wait for its first
 	// byte on a unified port; 0 is Netty's 10 s.
 	TLSHandshakeTimeout time.Duration
@@ -211,6 +222,7 @@ func DefaultConfig() Config {
 		AdminAuth:              DefaultAdminAuth(),
 		QuorumSSL:              QuorumSSL{HostnameVerification: true},
 		PauseMonitor:           DefaultPauseMonitor(),
+		TLSHandshakeLimit:      -1,
 	}
 }
 

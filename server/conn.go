@@ -165,8 +165,8 @@ func (c *conn) close(why closeReason) {
 func (c *conn) closeAfterFlush(why closeReason) { c.out.closeAfter(why) }
 
 func (c *conn) serve() {
-	if !c.startTLS() {
-		c.close(closedTLSHandshake)
+	if why, ok := c.startTLS(); !ok {
+		c.close(why)
 		return
 	}
 	r := newConnReader(c.nc, &c.srv.readBuffersLent)

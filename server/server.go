@@ -61,6 +61,7 @@ type Server struct {
 	connThrottle *connThrottle
 	large        largeRequests
 	ensemble     ensembleAuth
+	guard        tlsGuard // TLS handshakes in progress, plain connections counted (tls_guard.go)
 	// readBuffersLent counts the read buffers connections hold (connreader.go): busy
 	// connections and handshakes hold one, idle ones none.
 	readBuffersLent atomic.Int64
@@ -131,6 +132,18 @@ func (s *Server) Start() error {
 	qc.OnRestored = s.stateRestored
 	qc.LongWork = s.cfg.LongWork
 	qc.Figures = s.metrics.figures()
+	// ZooKeeper's fsync_threshold_exceed_count: the transaction log's fdatasyncs slower
+	// than fsync.warningthresholdms, each of which quorum logs as a warning.
+	synced, slow := qc.Figures.LogSynced, s.cfg.FsyncWarning
+	if slow <= 0 {
+		slow = time.Second
+	}
+	qc.Figures.LogSynced = func(took time.Duration) {
+		synced(took)
+		if took > slow {
+			s.stats.fsyncExceeded.Add(1)
+		}
+	}
 	if len(s.cfg.Servers) > 0 {
 		qc.ID, qc.Peers = strconv.Itoa(s.cfg.ServerID), s.cfg.Servers
 		// Raft's follower timeout: half a tick (1 s at ZooKeeper's default). A follower
@@ -329,6 +342,7 @@ func (s *Server) acceptLoop(ln net.Listener, kind listenerKind) {
 		s.conns[c] = struct{}{}
 		s.perIP[ip]++
 		s.mu.Unlock()
+		s.countPlain(nc, kind) // not under s.mu: it asks whether this member serves
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()

@@ -50,6 +50,8 @@ type serverMetrics struct {
 	connectionDrops       atomic.Int64  // connections the client closed (its end of stream read)
 	connectionRevalidates atomic.Int64  // handshakes that reattach a session
 	insecureAdmin         atomic.Int64  // plain HTTP connections to a unified AdminServer port
+	tlsHandshakeExceeded  atomic.Int64  // TLS connections closed over the handshake limit (tls_guard.go)
+	cnxnClosedNotRunning  atomic.Int64  // secure connections dropped before their handshake while nothing served
 	// Transactions the leader proposed and applied once committed, and those a follower
 	// received and applied (paddedCounter: added to on every write).
 	proposals, commits, learnerProposals, learnerCommits paddedCounter
@@ -183,6 +185,8 @@ func (m *serverMetrics) counters() []namedCounter {
 		{"connection_drop_count", &m.connectionDrops, "connections the client closed"},
 		{"connection_revalidate_count", &m.connectionRevalidates, "handshakes that reattached a session"},
 		{"insecure_admin_count", &m.insecureAdmin, "plain HTTP connections to the AdminServer's unified port"},
+		{"tls_handshake_exceeded", &m.tlsHandshakeExceeded, "TLS connections closed over the limit of handshakes in progress"},
+		{"cnxn_closed_without_zk_server_running", &m.cnxnClosedNotRunning, "secure connections closed before their TLS handshake while nothing served"},
 		{"proposal_count", &m.proposals.Int64, "transactions proposed as leader"},
 		{"commit_count", &m.commits.Int64, "transactions committed as leader"},
 		{"learner_proposal_received_count", &m.learnerProposals.Int64, "transactions received from the leader"},

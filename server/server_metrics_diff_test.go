@@ -24,7 +24,11 @@ func TestServerMetricsMatchZooKeeper(t *testing.T) {
 		"proposal_count", "commit_count", "cnt_quorum_ack_latency", "cnt_propagation_latency",
 		"cnt_dbinittime", "cnt_startup_snap_load_time", "cnt_startup_txns_loaded", "cnt_unavailable_time",
 		// Without jvm.pause.monitor nothing watches for pauses.
-		"cnt_jvm_pause_time_ms"}
+		"cnt_jvm_pause_time_ms",
+		// ZooKeeper's default NIO factory neither counts plain connections nor guards TLS
+		// handshakes (tls_guard.go).
+		"non_mtls_local_conn_count", "non_mtls_remote_conn_count", "outstanding_tls_handshake", "tls_handshake_exceeded",
+		"cnxn_closed_without_zk_server_running"}
 	for _, s := range []string{"readlatency", "updatelatency"} {
 		compared = append(compared, "cnt_"+s)
 	}

@@ -13,6 +13,7 @@ import (
 type stats struct {
 	received, sent       atomic.Int64
 	authFailed, rejected atomic.Int64
+	fsyncExceeded        atomic.Int64 // fdatasyncs of the log slower than fsync.warningthresholdms; srst keeps it, as ZooKeeper's
 	closed               closedCounts // connections closed, by reason
 	responses            responseSizes
 

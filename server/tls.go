@@ -179,11 +179,25 @@ func (p *prefixedConn) Read(b []byte) (int, error) {
 }
 
 // startTLS sets a secure connection up and gives it its x509 identity; false: the
-// connection is to be closed.
-func (c *conn) startTLS() bool {
+// connection is to be closed, for why. Before the handshake it is dropped as ZooKeeper's
+// Netty factory drops it (tls_guard.go): on the secure port while nothing serves, with
+// earlyDropSecureConnectionHandshakes; on the unified port, over the limit of handshakes
+// in progress.
+func (c *conn) startTLS() (why closeReason, ok bool) {
 	sc, ok := c.nc.(*secureConn)
 	if !ok {
-		return true
+		return 0, true
+	}
+	if !sc.unified && c.srv.cfg.EarlyDropSecureHandshakes && !c.srv.serving() {
+		c.srv.metrics.cnxnClosedNotRunning.Add(1)
+		c.srv.log.Info("server is not running, closing the connection before its TLS handshake", "client", sc.RemoteAddr().String())
+		return closedNotServing, false
+	}
+	if sc.unified {
+		if !c.srv.enterHandshake() {
+			return closedTLSHandshakeLimit, false
+		}
+		defer c.srv.leaveHandshake()
 	}
 	timeout := c.srv.cfg.TLSHandshakeTimeout
 	if timeout <= 0 {
@@ -195,7 +209,7 @@ func (c *conn) startTLS() bool {
 		c.srv.stats.authFailed.Add(1)
 		c.srv.metrics.unsuccessfulHandshake.Add(1)
 		c.srv.log.Warn("closing connection: unsuccessful TLS handshake", "client", sc.RemoteAddr().String(), "err", err)
-		return false
+		return closedTLSHandshake, false
 	}
 	if sc.certified && c.srv.tlsNoTrust {
 		// The handshake trusted the system's roots, but ZooKeeper's
@@ -203,14 +217,14 @@ func (c *conn) startTLS() bool {
 		// trust store only, and without one fails every client that shows a certificate.
 		c.srv.stats.authFailed.Add(1)
 		c.srv.log.Warn("closing connection: no ssl.trustStore to authenticate its x509 certificate", "client", sc.RemoteAddr().String(), "id", sc.subject)
-		return false
+		return closedTLSHandshake, false
 	}
 	if sc.certified {
 		// An empty subject is the id "" (SAN-only certificates have one), as in ZooKeeper.
 		c.caller.Store(x509Caller(c.Caller(), sc.subject, c.srv.cfg.X509SuperUser))
 		c.srv.log.Info("authenticated x509 id", "id", sc.subject, "client", sc.RemoteAddr().String())
 	}
-	return true
+	return 0, true
 }
 
 // x509Caller adds the certificate's identity, as X509AuthenticationProvider does: the

@@ -59,7 +59,10 @@ func tlsKey(key string) (func(*server.Config, string) error, bool) {
 			if v != nettyFactory && v != nioFactory {
 				return fmt.Errorf("%q is not %s or %s", v, nettyFactory, nioFactory)
 			}
-			return nil // zkraft has one connection factory; it serves TLS either way
+			// zkraft has one connection factory and serves TLS either way; with Netty's
+			// named it counts plain connections as that one does (server/tls_guard.go).
+			c.NettyFactory = v == nettyFactory
+			return nil
 		}, true
 	case key == "ssl.authProvider":
 		return func(c *server.Config, v string) error {

@@ -184,3 +184,24 @@ func TestZooKeeperTuningKeysSayWhy(t *testing.T) {
 		t.Errorf("-Dzookeeper.skipACL=yes: %q, %v", warnings, err)
 	}
 }
+
+// Netty's TLS guards are taken as ZooKeeper takes them: system properties in JVMFLAGS or
+// zoo.cfg keys; the limit as Integer.getInteger (a value that is not a number leaves it
+// off), the early drop as Boolean.getBoolean; serverCnxnFactory names the factory.
+func TestTLSGuardSettings(t *testing.T) {
+	load := func(env map[string]string, cfgText string) server.Config { return loadQuietly(t, env, cfgText) }
+	if c := load(nil, ""); c.TLSHandshakeLimit != -1 || c.EarlyDropSecureHandshakes || c.NettyFactory {
+		t.Fatalf("defaults: limit %d, early drop %v, netty %v", c.TLSHandshakeLimit, c.EarlyDropSecureHandshakes, c.NettyFactory)
+	}
+	c := load(map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.netty.server.outstandingHandshake.limit=5 " +
+		"-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"},
+		"netty.server.earlyDropSecureConnectionHandshakes=true\n")
+	if c.TLSHandshakeLimit != 5 || !c.EarlyDropSecureHandshakes || !c.NettyFactory {
+		t.Fatalf("limit %d, early drop %v, netty %v", c.TLSHandshakeLimit, c.EarlyDropSecureHandshakes, c.NettyFactory)
+	}
+	c = server.DefaultConfig()
+	warnings, err := parseZooCfg(strings.NewReader("zookeeper.netty.server.outstandingHandshake.limit=many\n"), &c)
+	if err != nil || c.TLSHandshakeLimit != -1 || len(warnings) != 1 || !strings.Contains(warnings[0], "stays -1") {
+		t.Fatalf("a limit that is not a number: %d, %v, %q", c.TLSHandshakeLimit, err, warnings)
+	}
+}
