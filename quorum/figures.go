@@ -18,6 +18,9 @@ import (
 type Figures struct {
 	// LogSynced: an fdatasync of the transaction log took took.
 	LogSynced func(took time.Duration)
+	// LogSyncSlow: an fdatasync of the transaction log took longer than
+	// Config.FsyncWarning (it is logged as a warning).
+	LogSyncSlow func()
 	// SnapshotTaken: a snapshot of the state was written, in took.
 	SnapshotTaken func(took time.Duration)
 	// Looking: this cluster member has no leader, at its start or since it lost the one

@@ -169,12 +169,19 @@ func TestCheckServingFindsAFollowerSynced(t *testing.T) {
 	follower.look.lost()
 	follower.look.found()
 	follower.checkServing() // the ping loop may have come first: it calls the same
+	awaitServingAsFollower(t, served, "checkServing did not find the synced follower serving")
+}
+
+// awaitServingAsFollower waits for Figures.Serving's next call, which must be a
+// follower's; missing says what its absence means.
+func awaitServingAsFollower(t *testing.T, served <-chan bool, missing string) {
+	t.Helper()
 	select {
 	case leading := <-served:
 		if leading {
-			t.Error("the follower served as a leader")
+			t.Error("a follower counted as serving as a leader")
 		}
 	case <-time.After(5 * time.Second):
-		t.Error("checkServing did not find the synced follower serving")
+		t.Error(missing)
 	}
 }

@@ -118,7 +118,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	warnSlowSyncs(store, cfg.FsyncWarning, cfg.Logger)
+	warnSlowSyncs(store, cfg.FsyncWarning, cfg.Logger, cfg.Figures.LogSyncSlow)
 	if cfg.Figures.LogSynced != nil {
 		store.ObserveSyncs(cfg.Figures.LogSynced)
 	}

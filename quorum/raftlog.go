@@ -60,14 +60,20 @@ func fsyncWarning(d time.Duration) time.Duration {
 }
 
 // warnSlowSyncs has the store's transaction log warn of every fdatasync slower than
-// threshold (0: the default), as ZooKeeper's does: every write waits for it.
-func warnSlowSyncs(store *persistence.Store, threshold time.Duration, log *slog.Logger) {
-	if log == nil {
+// threshold (0: the default), as ZooKeeper's does: every write waits for it; and tells
+// counted (Figures.LogSyncSlow), if set, of each.
+func warnSlowSyncs(store *persistence.Store, threshold time.Duration, log *slog.Logger, counted func()) {
+	if log == nil && counted == nil {
 		return
 	}
 	threshold = fsyncWarning(threshold)
 	store.WarnSlowSyncs(threshold, func(s persistence.SlowSync) {
-		log.Warn("fsync-ing the transaction log took longer than fsync.warningthresholdms; every write waits for it (a slow or busy disk)",
-			"file", s.Path, "took_ms", s.Took.Milliseconds(), "threshold_ms", threshold.Milliseconds())
+		if counted != nil {
+			counted()
+		}
+		if log != nil {
+			log.Warn("fsync-ing the transaction log took longer than fsync.warningthresholdms; every write waits for it (a slow or busy disk)",
+				"file", s.Path, "took_ms", s.Took.Milliseconds(), "threshold_ms", threshold.Milliseconds())
+		}
 	})
 }

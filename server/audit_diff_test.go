@@ -17,15 +17,23 @@ import (
 	"github.com/zkraft/zkraft/server/ztest"
 )
 
-// auditLog4j sends ZooKeeper's audit events, and nothing else, to its standard output,
-// where ztest keeps the server's log.
-const auditLog4j = `log4j.rootLogger=OFF
-log4j.appender.AUDIT=org.apache.log4j.ConsoleAppender
-log4j.appender.AUDIT.layout=org.apache.log4j.PatternLayout
-log4j.appender.AUDIT.layout.ConversionPattern=AUDIT %p %m%n
-log4j.logger.org.apache.zookeeper.audit.Slf4jAuditLogger=INFO, AUDIT
-log4j.additivity.org.apache.zookeeper.audit.Slf4jAuditLogger=false
-`
+// consoleLog4j writes a log4j.properties that sends one ZooKeeper logger's lines at INFO
+// and above, and nothing else, to its standard output (where ztest keeps the server's
+// log) in pattern, and returns its path (ztest.Options.Log4j).
+func consoleLog4j(t *testing.T, logger, pattern string) string {
+	t.Helper()
+	props := filepath.Join(t.TempDir(), "log4j.properties")
+	text := "log4j.rootLogger=OFF\n" +
+		"log4j.appender.ONLY=org.apache.log4j.ConsoleAppender\n" +
+		"log4j.appender.ONLY.layout=org.apache.log4j.PatternLayout\n" +
+		"log4j.appender.ONLY.layout.ConversionPattern=" + pattern + "\n" +
+		"log4j.logger." + logger + "=INFO, ONLY\n" +
+		"log4j.additivity." + logger + "=false\n"
+	if err := os.WriteFile(props, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return props
+}
 
 // auditLines are the audit events in a server's log, as ZooKeeper's text ("LEVEL
 // k=v<TAB>k=v..."), zkraft's log lines turned into it.
@@ -149,10 +157,8 @@ func auditSteps(t *testing.T, addr string) {
 // server's user. Sessions are compared by the order they first appear in.
 func TestAuditLogMatchesZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
-	props := filepath.Join(t.TempDir(), "log4j.properties")
-	if err := os.WriteFile(props, []byte(auditLog4j), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// ZooKeeper's audit events, "AUDIT LEVEL message".
+	props := consoleLog4j(t, "org.apache.zookeeper.audit.Slf4jAuditLogger", "AUDIT %p %m%n")
 	servers := startBoth(t, func(string) ztest.Options {
 		return ztest.Options{Logf: t.Logf, Log4j: props, ExtraConfig: map[string]string{"audit.enable": "true"}}
 	})

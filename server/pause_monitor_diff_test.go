@@ -1,8 +1,6 @@
 package server
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,25 +9,13 @@ import (
 	"github.com/zkraft/zkraft/server/ztest"
 )
 
-// pauseLog4j sends the lines of ZooKeeper's pause monitor, and nothing else, to its
-// standard output, where ztest keeps the server's log.
-const pauseLog4j = `log4j.rootLogger=OFF
-log4j.appender.PAUSE=org.apache.log4j.ConsoleAppender
-log4j.appender.PAUSE.layout=org.apache.log4j.PatternLayout
-log4j.appender.PAUSE.layout.ConversionPattern=%p %m%n
-log4j.logger.org.apache.zookeeper.server.util.JvmPauseMonitor=INFO, PAUSE
-`
-
 // With jvm.pause.monitor=true both servers watch for pauses of their process: stopped
 // (SIGSTOP) for 800 ms and let go, each records a pause of about that length in
 // jvm_pause_time_ms, logs it at INFO (above jvm.pause.info-threshold.ms) and not at WARN,
 // and keeps serving.
 func TestPauseMonitorMatchesZooKeeper(t *testing.T) {
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
-	props := filepath.Join(t.TempDir(), "log4j.properties")
-	if err := os.WriteFile(props, []byte(pauseLog4j), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	props := consoleLog4j(t, "org.apache.zookeeper.server.util.JvmPauseMonitor", "%p %m%n")
 	servers := startBoth(t, func(string) ztest.Options {
 		return ztest.Options{Logf: t.Logf, Log4j: props, ExtraConfig: map[string]string{"jvm.pause.monitor": "true",
 			"jvm.pause.sleep.time.ms": "50", "jvm.pause.info-threshold.ms": "400", "jvm.pause.warn-threshold.ms": "60000"}}

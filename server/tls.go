@@ -195,7 +195,7 @@ func (c *conn) startTLS() (why closeReason, ok bool) {
 	}
 	if sc.unified {
 		if !c.srv.enterHandshake() {
-			return closedTLSHandshakeLimit, false
+			return closedTLSOverLimit, false
 		}
 		defer c.srv.leaveHandshake()
 	}

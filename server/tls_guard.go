@@ -62,9 +62,9 @@ func (s *Server) leaveHandshake() {
 }
 
 // countPlain counts a connection accepted without TLS on the plain or the unified
-// client port of a server that runs ZooKeeper's Netty factory, while it serves (Netty's factory
-// counts one only while a server runs behind it). On a unified port ZooKeeper counts
-// every connection, TLS or not: it counts before the first byte says which.
+// client port of a server that runs ZooKeeper's Netty factory, while it serves (Netty's
+// factory counts one only while a server runs behind it). On a unified port ZooKeeper
+// counts every connection, TLS or not: it counts before the first byte says which.
 func (s *Server) countPlain(nc net.Conn, kind listenerKind) {
 	if kind == secureListener || !s.nettyFactory() || !s.serving() {
 		return

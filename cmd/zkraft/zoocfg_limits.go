@@ -7,11 +7,12 @@ import (
 	"github.com/zkraft/zkraft/server"
 )
 
-// limitKeys are ZooKeeper's connection throttle, large request bound and Netty TLS guards, which it reads
-// as system properties (registered as guardKeys are, registerProperty: with and without "zookeeper.", in
-// zoo.cfg and in JVMFLAGS). Its integers are read as Integer.getInteger reads them: a
-// value that is not a number leaves the default (zkraft warns). Its reals are read as
-// Double.parseDouble: a value that is not a number stops ZooKeeper's start, and zkraft's.
+// limitKeys are ZooKeeper's connection throttle, large request bound and Netty's TLS
+// guards, which it reads as system properties (registered as guardKeys are,
+// registerProperty: with and without "zookeeper.", in zoo.cfg and in JVMFLAGS). Its
+// integers are read as Integer.getInteger reads them: a value that is not a number
+// leaves the default (zkraft warns). Its reals are read as Double.parseDouble: a value
+// that is not a number stops ZooKeeper's start, and zkraft's.
 var limitKeys = map[string]func(c *server.Config, v string) error{
 	"largeRequestMaxBytes": javaInt(func(c *server.Config) *int { return &c.LargeRequests.MaxBytes }, func(c *server.Config, n int) error {
 		if n <= 0 {
@@ -28,20 +29,21 @@ var limitKeys = map[string]func(c *server.Config, v string) error{
 		c.LargeRequests.Threshold = n
 		return nil
 	}),
+	"connection_throttle_tokens":                throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.Tokens }),
+	"connection_throttle_fill_time":             throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.FillTime }),
+	"connection_throttle_fill_count":            throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.FillCount }),
+	"connection_throttle_freeze_time":           throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.FreezeTime }),
+	"connection_throttle_global_session_weight": throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.GlobalWeight }),
+	"connection_throttle_local_session_weight":  throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.LocalWeight }),
+	"connection_throttle_renew_session_weight":  throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.RenewWeight }),
+	"connection_throttle_drop_increase":         javaDouble(func(c *server.Config) *float64 { return &c.ConnThrottle.DropIncrease }),
+	"connection_throttle_drop_decrease":         javaDouble(func(c *server.Config) *float64 { return &c.ConnThrottle.DropDecrease }),
+	"connection_throttle_decrease_ratio":        javaDouble(func(c *server.Config) *float64 { return &c.ConnThrottle.DecreaseRatio }),
+	"connection_throttle_weight_enabled":        propertyBool(func(c *server.Config, b bool) { c.ConnThrottle.WeightEnabled = b }),
+
 	// Netty's TLS guards (server/tls_guard.go): any limit is taken, 0 or less for none.
 	"netty.server.outstandingHandshake.limit":          throttleInt(func(c *server.Config) *int { return &c.TLSHandshakeLimit }),
 	"netty.server.earlyDropSecureConnectionHandshakes": propertyBool(func(c *server.Config, b bool) { c.EarlyDropSecureHandshakes = b }),
-	"connection_throttle_tokens":                       throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.Tokens }),
-	"connection_throttle_fill_time":                    throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.FillTime }),
-	"connection_throttle_fill_count":                   throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.FillCount }),
-	"connection_throttle_freeze_time":                  throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.FreezeTime }),
-	"connection_throttle_global_session_weight":        throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.GlobalWeight }),
-	"connection_throttle_local_session_weight":         throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.LocalWeight }),
-	"connection_throttle_renew_session_weight":         throttleInt(func(c *server.Config) *int { return &c.ConnThrottle.RenewWeight }),
-	"connection_throttle_drop_increase":                javaDouble(func(c *server.Config) *float64 { return &c.ConnThrottle.DropIncrease }),
-	"connection_throttle_drop_decrease":                javaDouble(func(c *server.Config) *float64 { return &c.ConnThrottle.DropDecrease }),
-	"connection_throttle_decrease_ratio":               javaDouble(func(c *server.Config) *float64 { return &c.ConnThrottle.DecreaseRatio }),
-	"connection_throttle_weight_enabled":               propertyBool(func(c *server.Config, b bool) { c.ConnThrottle.WeightEnabled = b }),
 }
 
 // javaInt reads an integer system property as Integer.getInteger does, then sets it.
