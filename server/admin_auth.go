@@ -134,6 +134,7 @@ func (s *Server) adminAuthorize(r *http.Request, perm int32, path string) (int, 
 	if !ok {
 		return http.StatusUnauthorized, "Not authenticated"
 	}
+	caller.Super = caller.Super || s.cfg.SkipACL // authenticated, then checkACL passes
 	// Every bit of perm, each on its own: an ACL check passes when the caller holds any
 	// one bit of what is asked, and a snapshot (perm ALL on /) must not go to a caller
 	// that may only read the root (ZooKeeper 3.9.4, ZOOKEEPER-4964).

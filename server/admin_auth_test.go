@@ -119,6 +119,27 @@ func TestAdminCommandIPAndDigestSchemes(t *testing.T) {
 	}
 }
 
+// With zookeeper.skipACL=yes an AdminServer command still needs an identity that
+// authenticates (ZooKeeper 3.9's Commands asks for it before checkACL), and then passes
+// whatever the root's ACL says.
+func TestAdminCommandWithSkipACL(t *testing.T) {
+	s := startServer(t, func(c *Config) {
+		c.AdminEnabled, c.AdminHost, c.AdminPort = true, "127.0.0.1", mustFreePort(t)
+		c.AdminAuth.RateLimitInterval = 0
+		c.SkipACL = true
+	})
+	base := fmt.Sprintf("http://127.0.0.1:%d", s.cfg.AdminPort)
+	setRootACL(t, s, []jute.ACL{{Perms: jute.PermAll, Id: jute.Id{Scheme: "digest", Id: datatree.DigestID("admin:secret")}}})
+	for _, c := range []struct {
+		auth []string
+		want int
+	}{{nil, 401}, {[]string{"sasl bob"}, 401}, {[]string{"ip"}, 200}, {[]string{"digest admin:wrong"}, 200}} {
+		if got, body := snapshotAsked(t, http.DefaultClient, base, c.auth, nil); got != c.want {
+			t.Errorf("Authorization %q: %d %s, want %d", c.auth, got, body, c.want)
+		}
+	}
+}
+
 // The x509 scheme of an AdminServer command over HTTPS with admin.needClientAuth: the
 // certificate the TLS handshake took (ssl.quorum's trust store) must also be trusted by
 // X509AuthenticationProvider's (the client port's ssl.trustStore); its subject is the

@@ -116,7 +116,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c.out = newOutbox(c.writeOut)
 	c.processor = newStage(s.cfg.MaxOutstanding, c.done, c.processNext)
 	c.responder = newStage(s.cfg.MaxOutstanding, c.done, c.respondNext)
-	c.caller.Store(&datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: c.ip}}})
+	c.caller.Store(&datatree.Caller{Ids: []jute.Id{{Scheme: "ip", Id: c.ip}}, Super: s.cfg.SkipACL})
 	c.dec.AsJava = true // strings that are not UTF-8 read as ZooKeeper reads them
 	return c
 }
@@ -514,6 +514,8 @@ func (c *conn) prepare(p *pending) {
 			p.err = jute.ErrReconfigDisabled
 		case !c.srv.node.IsClustered():
 			p.err = jute.ErrUnimplemented // as a standalone ZooKeeper answers
+		case c.srv.cfg.SkipACL:
+			c.srv.log.Warn("skipACL is set, reconfig operation will skip ACL checks!")
 		}
 	}
 }

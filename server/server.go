@@ -95,6 +95,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if s.saslUsers, err = loadSASLUsers(&cfg.SASL); err != nil {
 		return nil, err
 	}
+	if cfg.SkipACL {
+		log.Warn(`zookeeper.skipACL=="yes", ACL checks will be skipped`)
+	}
 	return s, nil
 }
 

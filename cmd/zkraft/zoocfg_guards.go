@@ -55,6 +55,9 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 		}
 		return nil
 	},
+	// Every ACL check passes when this is exactly "yes", as ZooKeeperServer reads it
+	// (server/config.go's SkipACL).
+	"skipACL": func(c *server.Config, v string) error { c.SkipACL = v == "yes"; return nil },
 	// A sasl ACL entry naming this user matches every SASL user (server/saslauth.go).
 	"letAnySaslUserDoX": func(c *server.Config, v string) error { c.SASL.AnyUser = v; return nil },
 	// The throttle drains at once when zkraft stops; there is nothing to wait for.

@@ -179,9 +179,30 @@ func TestZooKeeperTuningKeysSayWhy(t *testing.T) {
 		}
 	}
 	var flags server.Config
-	_, warnings, err := loadConfig(newStartCommand(), "", envOf(map[string]string{"JVMFLAGS": "-Dzookeeper.skipACL=yes"}), &flags, nil)
-	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "zkraft always checks ACLs") {
-		t.Errorf("-Dzookeeper.skipACL=yes: %q, %v", warnings, err)
+	_, warnings, err := loadConfig(newStartCommand(), "", envOf(map[string]string{"JVMFLAGS": "-Dzookeeper.forceSync=no"}), &flags, nil)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "zkraft always syncs its log") {
+		t.Errorf("-Dzookeeper.forceSync=no: %q, %v", warnings, err)
+	}
+}
+
+// zookeeper.skipACL is taken in ZooKeeper's spellings, and only "yes" turns the checks
+// off, as ZooKeeperServer compares it.
+func TestSkipACLSetting(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		cfg  string
+		want bool
+	}{
+		{nil, "", false},
+		{map[string]string{"JVMFLAGS": "-Dzookeeper.skipACL=yes"}, "", true},
+		{map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.skipACL=true"}, "", false},
+		{nil, "skipACL=yes\n", true},
+		{nil, "zookeeper.skipACL=yes\n", true},
+		{nil, "skipACL=Yes\n", false},
+	} {
+		if c := loadQuietly(t, tc.env, tc.cfg); c.SkipACL != tc.want {
+			t.Errorf("%v %q: SkipACL %v, want %v", tc.env, tc.cfg, c.SkipACL, tc.want)
+		}
 	}
 }
 
