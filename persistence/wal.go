@@ -64,6 +64,7 @@ type WAL struct {
 
 	syncer deferral  // the frame StoreLogsDeferred wrote, until it is durable (wal_deferred.go)
 	slow   slowSyncs // who hears of a slow fdatasync (slow_sync.go)
+	noSync bool      // forceSync=no: frames are never fdatasynced (force_sync.go)
 
 	onFailed   atomic.Pointer[func(error)] // who hears that the log failed (OnFailed)
 	failedOnce sync.Once
@@ -278,7 +279,7 @@ func (w *WAL) write(frame []byte, first uint64, sync bool) (*segment, int64, err
 		return nil, 0, w.fail(fmt.Errorf("persistence: write to %s failed, the transaction log takes no more writes until a restart: %w", seg.path, err))
 	}
 	if sync {
-		slow, err := w.timedSync(seg, fdatasync)
+		slow, err := w.timedSync(seg, syncFrame)
 		w.reportSlow(slow)
 		if err != nil {
 			return nil, 0, w.fail(syncFailed(seg, err))

@@ -119,6 +119,9 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	warnSlowSyncs(store, cfg.FsyncWarning, cfg.Logger, cfg.Figures.LogSyncSlow)
+	if cfg.NoLogSync {
+		store.SkipLogSyncs()
+	}
 	if cfg.Figures.LogSynced != nil {
 		store.ObserveSyncs(cfg.Figures.LogSynced)
 	}

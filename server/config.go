@@ -48,8 +48,11 @@ type Config struct {
 	SnapSizeLimit         int64 // snapSizeLimitInKb in bytes: log bytes between snapshots; 0 or less = no limit
 	SnapRetainCount       int
 	FsyncWarning          time.Duration // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
-	PauseMonitor          PauseMonitor  // jvm.pause.*: watch for pauses of the process (pause_monitor.go)
-	SuperDigest           string        // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
+	// NoForceSync is ZooKeeper's forceSync=no, an operator's opt-in: writes are answered
+	// without an fdatasync of the log, and a machine's crash can lose them.
+	NoForceSync  bool
+	PauseMonitor PauseMonitor // jvm.pause.*: watch for pauses of the process (pause_monitor.go)
+	SuperDigest  string       // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
 	// SkipACL (zookeeper.skipACL=yes) makes every caller of this member pass every ACL
 	// check, as ZooKeeper's checkACL returns at once: its clients' reads, and their writes,
 	// whose entries carry the pass to every member (Entry.Super).

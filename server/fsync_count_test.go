@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/server/ztest"
 )
 
 // The AdminServer's fsync_threshold_exceed_count counts the transaction log's
@@ -36,5 +37,38 @@ func TestFsyncThresholdExceedCount(t *testing.T) {
 		if c.counts && exceeded(s) < got {
 			t.Errorf("srst reset fsync_threshold_exceed_count to %d", exceeded(s))
 		}
+	}
+}
+
+// With forceSync=no ZooKeeper's FileTxnLog writes its log without an fsync and records
+// no fsync time; zkraft likewise (persistence/force_sync.go): after the same writes
+// both report a zk_cnt_fsynctime of 0, where zkraft with the default counts its
+// fdatasyncs.
+func TestForceSyncOffMatchesZooKeeper(t *testing.T) {
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	servers := startBoth(t, func(string) ztest.Options {
+		return ztest.Options{Logf: t.Logf, JVMFlags: []string{"-Dzookeeper.forceSync=no"}}
+	})
+	synced, err := ztest.StartZkraft(ztest.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer synced.Stop()
+	syncs := func(addr string) string {
+		c := rawSession(t, addr)
+		for i := range 5 {
+			if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/n" + strconv.Itoa(i), Acl: openACL}, nil); h.Err != 0 {
+				t.Fatalf("%s: create: %d", addr, h.Err)
+			}
+		}
+		return mntrLine(askFourLetter(t, addr, "mntr"), "cnt_fsynctime")
+	}
+	for name, s := range servers {
+		if got := syncs(s.Addr); got != "0" {
+			t.Errorf("%s with forceSync=no: zk_cnt_fsynctime %q after five writes", name, got)
+		}
+	}
+	if n, _ := strconv.Atoi(syncs(synced.Addr)); n < 5 {
+		t.Errorf("zkraft with forceSync: zk_cnt_fsynctime %d after five writes", n)
 	}
 }

@@ -98,6 +98,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.SkipACL {
 		log.Warn(`zookeeper.skipACL=="yes", ACL checks will be skipped`)
 	}
+	if cfg.NoForceSync {
+		log.Warn("forceSync=no: the transaction log is not synced to disk; a crash of the machine can lose acknowledged writes")
+	}
 	return s, nil
 }
 
@@ -129,6 +132,7 @@ func (s *Server) Start() error {
 	qc.SnapshotBytes = max(s.cfg.SnapSizeLimit, 0)
 	qc.SnapshotRetain = s.cfg.SnapRetainCount
 	qc.FsyncWarning = s.cfg.FsyncWarning
+	qc.NoLogSync = s.cfg.NoForceSync
 	qc.Logger = s.log
 	qc.OnSessionClosed = s.sessionClosed
 	qc.OnSessionMoved = s.sessionMoved

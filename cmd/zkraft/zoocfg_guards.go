@@ -58,6 +58,9 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 	// Every ACL check passes when this is exactly "yes", as ZooKeeperServer reads it
 	// (server/config.go's SkipACL).
 	"skipACL": func(c *server.Config, v string) error { c.SkipACL = v == "yes"; return nil },
+	// The transaction log is not fdatasynced when this is exactly "no", as FileTxnLog
+	// reads it (persistence/force_sync.go).
+	"forceSync": func(c *server.Config, v string) error { c.NoForceSync = v == "no"; return nil },
 	// A sasl ACL entry naming this user matches every SASL user (server/saslauth.go).
 	"letAnySaslUserDoX": func(c *server.Config, v string) error { c.SASL.AnyUser = v; return nil },
 	// The throttle drains at once when zkraft stops; there is nothing to wait for.

@@ -171,7 +171,7 @@ func TestAdminIdleTimeoutAndHTTPVersion(t *testing.T) {
 // A setting of ZooKeeper's Java internals is taken in each of ZooKeeper's spellings with
 // a warning that says why it has no effect, never as an unknown key.
 func TestZooKeeperTuningKeysSayWhy(t *testing.T) {
-	for _, k := range []string{"forceSync", "zookeeper.globalOutstandingLimit", "commitLogCount", "learner.asyncSending"} {
+	for _, k := range []string{"flushDelay", "zookeeper.globalOutstandingLimit", "commitLogCount", "learner.asyncSending"} {
 		c := server.DefaultConfig()
 		warnings, err := parseZooCfg(strings.NewReader(k+"=1\n"), &c)
 		if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "is ignored: ") {
@@ -179,29 +179,30 @@ func TestZooKeeperTuningKeysSayWhy(t *testing.T) {
 		}
 	}
 	var flags server.Config
-	_, warnings, err := loadConfig(newStartCommand(), "", envOf(map[string]string{"JVMFLAGS": "-Dzookeeper.forceSync=no"}), &flags, nil)
-	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "zkraft always syncs its log") {
-		t.Errorf("-Dzookeeper.forceSync=no: %q, %v", warnings, err)
+	_, warnings, err := loadConfig(newStartCommand(), "", envOf(map[string]string{"JVMFLAGS": "-Dzookeeper.commitLogCount=50"}), &flags, nil)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "catches up from zkraft's log") {
+		t.Errorf("-Dzookeeper.commitLogCount=50: %q, %v", warnings, err)
 	}
 }
 
-// zookeeper.skipACL is taken in ZooKeeper's spellings, and only "yes" turns the checks
-// off, as ZooKeeperServer compares it.
-func TestSkipACLSetting(t *testing.T) {
+// zookeeper.skipACL and zookeeper.forceSync are taken in ZooKeeper's spellings, and only
+// "yes" turns the checks off and only "no" the syncs, as ZooKeeperServer and FileTxnLog
+// compare them.
+func TestSkipACLAndForceSyncSettings(t *testing.T) {
 	for _, tc := range []struct {
-		env  map[string]string
-		cfg  string
-		want bool
+		env             map[string]string
+		cfg             string
+		skipACL, noSync bool
 	}{
-		{nil, "", false},
-		{map[string]string{"JVMFLAGS": "-Dzookeeper.skipACL=yes"}, "", true},
-		{map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.skipACL=true"}, "", false},
-		{nil, "skipACL=yes\n", true},
-		{nil, "zookeeper.skipACL=yes\n", true},
-		{nil, "skipACL=Yes\n", false},
+		{nil, "", false, false},
+		{map[string]string{"JVMFLAGS": "-Dzookeeper.skipACL=yes -Dzookeeper.forceSync=no"}, "", true, true},
+		{map[string]string{"SERVER_JVMFLAGS": "-Dzookeeper.skipACL=true -Dzookeeper.forceSync=false"}, "", false, false},
+		{nil, "skipACL=yes\nforceSync=no\n", true, true},
+		{nil, "zookeeper.skipACL=yes\nzookeeper.forceSync=no\n", true, true},
+		{nil, "skipACL=Yes\nforceSync=No\n", false, false},
 	} {
-		if c := loadQuietly(t, tc.env, tc.cfg); c.SkipACL != tc.want {
-			t.Errorf("%v %q: SkipACL %v, want %v", tc.env, tc.cfg, c.SkipACL, tc.want)
+		if c := loadQuietly(t, tc.env, tc.cfg); c.SkipACL != tc.skipACL || c.NoForceSync != tc.noSync {
+			t.Errorf("%v %q: SkipACL %v, NoForceSync %v; want %v, %v", tc.env, tc.cfg, c.SkipACL, c.NoForceSync, tc.skipACL, tc.noSync)
 		}
 	}
 }

@@ -8,7 +8,6 @@ package main
 // is not here: it stops the start (sslquorum.go, tlscfg.go).
 var zooKeeperTuning = map[string]string{
 	"globalOutstandingLimit":             "each zkraft connection has its own bound of requests in flight, and zookeeper.request_throttle_max_requests bounds them all",
-	"forceSync":                          "zkraft always syncs its log before it answers a write",
 	"enableEagerACLCheck":                "a write the client may not make is refused with NoAuth either way; zkraft checks when it applies the write",
 	"flushDelay":                         flushBatching,
 	"maxWriteQueuePollTime":              flushBatching,
