@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 )

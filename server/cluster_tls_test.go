@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
 	"github.com/zkraft/zkraft/server/tlsconf/tlstest"
 	"github.com/zkraft/zkraft/server/ztest"
 )

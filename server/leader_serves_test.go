@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/server/ztest"
 )

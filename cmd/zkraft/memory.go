@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/zkraft/zkraft/datatree"
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/zkraft/zkraft/datatree"
 
 	"github.com/zkraft/zkraft/server"
 )

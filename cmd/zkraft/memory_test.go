@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/zkraft/zkraft/datatree"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/zkraft/zkraft/datatree"
 
 	"github.com/zkraft/zkraft/server"
 )
