@@ -175,12 +175,26 @@ func parseZKSnapshot(b []byte) (*zkTree, error) {
 			}
 		}
 	}
+	// Optional last processed zxid (3.9+) and its seal. The file's name says the zxid
+	// ZooKeeper starts from, as this reader takes it; the section is only checked.
+	if d.Err == nil && d.Remaining() > 0 {
+		d.Long()
+		if d.Err == nil {
+			if err := d.seal(); err != nil {
+				return nil, fmt.Errorf("last zxid section: %w", err)
+			}
+		}
+	}
 	return t, nil
 }
 
 // writeZKSnapshot writes nodes (pre-order, root first) and sessions in ZooKeeper's
-// snapshot format, with an empty digest section as 3.8 writes by default.
-func writeZKSnapshot(w io.Writer, nodes []ZKNode, sessions []ZKSession) error {
+// snapshot format, with an empty digest section as 3.8 writes by default, and then
+// lastZxid and its seal, as 3.9 does with zookeeper.serializeLastProcessedZxid.enabled
+// (its default): 3.9's restore command reads the snapshot's zxid from there, 3.5-3.8
+// stop reading after the digest's seal, and the file still ends with a seal, as their
+// check of a snapshot's last bytes wants.
+func writeZKSnapshot(w io.Writer, nodes []ZKNode, sessions []ZKSession, lastZxid int64) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	sum := adler32.New()
 	out := io.MultiWriter(bw, sum)
@@ -251,6 +265,10 @@ func writeZKSnapshot(w io.Writer, nodes []ZKNode, sessions []ZKSession) error {
 	e.Long(0)
 	e.Int(zkDigestVersion)
 	e.Long(0)
+	if err := seal(); err != nil {
+		return err
+	}
+	e.Long(lastZxid)
 	if err := seal(); err != nil {
 		return err
 	}

@@ -414,7 +414,7 @@ func WriteZooKeeperSnapshot(w io.Writer, st *ZKState) error {
 	if err != nil {
 		return fmt.Errorf("persistence: %w", err)
 	}
-	return writeZKSnapshot(w, nodes, st.Sessions)
+	return writeZKSnapshot(w, nodes, st.Sessions, st.LastZxid)
 }
 
 // SnapshotFileName is the name ZooKeeper gives a snapshot of lastZxid.

@@ -102,6 +102,17 @@ func TestZooKeeperSnapshotRoundTrip(t *testing.T) {
 	if tail := b[len(b)-5:]; binary.BigEndian.Uint32(tail) != 1 || tail[4] != '/' {
 		t.Fatalf("snapshot tail %x", tail)
 	}
+	// 3.9's last section: the last zxid, then a seal over every byte before it.
+	const sealLen = 8 + 4 + 1
+	if z := int64(binary.BigEndian.Uint64(b[len(b)-sealLen-8:])); z != st.LastZxid {
+		t.Fatalf("last zxid section %#x, want %#x", z, st.LastZxid)
+	}
+	if sum := binary.BigEndian.Uint64(b[len(b)-sealLen:]); sum != uint64(adler32.Checksum(b[:len(b)-sealLen])) {
+		t.Fatalf("last zxid seal %#x", sum)
+	}
+	if _, err := parseZKSnapshot(append(b[:len(b)-sealLen:len(b)-sealLen], make([]byte, sealLen)...)); err == nil {
+		t.Fatal("a last zxid section with a bad seal was read")
+	}
 	tr, err := parseZKSnapshot(b)
 	if err != nil {
 		t.Fatal(err)
@@ -119,13 +130,15 @@ func TestZooKeeperSnapshotRoundTrip(t *testing.T) {
 	}
 	zktEqual(t, "ReadZooKeeper", got, st)
 
-	// Without the digest section (a 3.5 snapshot) it reads the same.
-	// The digest section is long zxid, int version, long digest and a 13-byte seal.
-	old := b[:len(b)-20-13]
-	if tr, err := parseZKSnapshot(old); err != nil {
-		t.Fatal(err)
-	} else {
-		zktEqual(t, "no digest", tr.state(st.LastZxid), st)
+	// Without the last zxid section (3.6-3.8), and without the digest section too (a 3.5
+	// snapshot), it reads the same. The digest section is long zxid, int version, long
+	// digest and a seal.
+	for what, cut := range map[string]int{"no last zxid": 8 + sealLen, "no digest": 8 + sealLen + 20 + sealLen} {
+		if tr, err := parseZKSnapshot(b[:len(b)-cut]); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		} else {
+			zktEqual(t, what, tr.state(st.LastZxid), st)
+		}
 	}
 }
 
