@@ -41,8 +41,9 @@
 // everything before it follow; older readers ignore them and 3.6+ tolerates their
 // absence. ZooKeeper 3.9 (zookeeper.serializeLastProcessedZxid.enabled, its default)
 // then writes the last processed zxid (long) and a third seal, which its restore
-// command reads the zxid from; 3.8 and older stop before it. zkraft writes all three. The zxid of a snapshot is the one in its file name, and the tree may be
-// fuzzy: transactions above that zxid are replayed on top of it.
+// command reads the zxid from; 3.8 and older stop before it. zkraft writes all three.
+// The zxid of a snapshot is the one in its file name, and the tree may be fuzzy:
+// transactions above that zxid are replayed on top of it.
 //
 // A transaction log, log.<hex first zxid>, is a FileHeader ("ZKLG", 2, dbid) and then
 // records: long Adler-32 of the entry, buffer entry, and the byte 'B'. The entry is a
