@@ -47,10 +47,10 @@ type Config struct {
 	// FsyncWarning is how long an fdatasync of the transaction log may take before a
 	// warning says so (fsync.warningthresholdms); 0 is ZooKeeper's 1 s.
 	FsyncWarning time.Duration
+	Logger       *slog.Logger
 	// NoLogSync is ZooKeeper's forceSync=no: the transaction log is never fdatasynced
 	// (persistence/force_sync.go says what that risks).
 	NoLogSync bool
-	Logger    *slog.Logger
 	// OnSessionClosed is called after a closeSession entry is applied (see FSM).
 	OnSessionClosed func(id int64, ephemerals []string)
 	// OnSessionMoved is called after a session's owner changed (see FSM).

@@ -47,22 +47,22 @@ type Config struct {
 	SnapCount             uint64
 	SnapSizeLimit         int64 // snapSizeLimitInKb in bytes: log bytes between snapshots; 0 or less = no limit
 	SnapRetainCount       int
-	FsyncWarning          time.Duration // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
-	// NoForceSync is ZooKeeper's forceSync=no, an operator's opt-in: writes are answered
-	// without an fdatasync of the log, and a machine's crash can lose them.
-	NoForceSync  bool
-	PauseMonitor PauseMonitor // jvm.pause.*: watch for pauses of the process (pause_monitor.go)
-	SuperDigest  string       // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
-	// SkipACL (zookeeper.skipACL=yes) makes every caller of this member pass every ACL
-	// check, as ZooKeeper's checkACL returns at once: its clients' reads, and their writes,
-	// whose entries carry the pass to every member (Entry.Super).
-	SkipACL         bool
-	DigestDisabled  bool           // zookeeper.DigestAuthenticationProvider.enabled=false: no digest scheme (addauth, ACLs, super digest)
-	DigestAlgorithm string         // zookeeper.DigestAuthenticationProvider.digestAlg (Java's name); "" = SHA1
-	MaxOutstanding  int            // per connection, before the reader stops reading
-	Throttle        ThrottleConfig // ZooKeeper's request throttle (throttle.go)
+	FsyncWarning          time.Duration  // fsync.warningthresholdms: warn of a slower transaction log fdatasync; 0 = 1 s
+	PauseMonitor          PauseMonitor   // jvm.pause.*: watch for pauses of the process (pause_monitor.go)
+	SuperDigest           string         // "super:BASE64" as zookeeper.DigestAuthenticationProvider.superDigest
+	DigestDisabled        bool           // zookeeper.DigestAuthenticationProvider.enabled=false: no digest scheme (addauth, ACLs, super digest)
+	DigestAlgorithm       string         // zookeeper.DigestAuthenticationProvider.digestAlg (Java's name); "" = SHA1
+	MaxOutstanding        int            // per connection, before the reader stops reading
+	Throttle              ThrottleConfig // ZooKeeper's request throttle (throttle.go)
 	// ConnThrottle is ZooKeeper's connection throttle (conn_throttle.go).
 	ConnThrottle ConnThrottleConfig
+	// NoForceSync is ZooKeeper's forceSync=no, an operator's opt-in: writes are answered
+	// without an fdatasync of the log, and a machine's crash can lose them.
+	NoForceSync bool
+	// SkipACL (zookeeper.skipACL=yes) makes every caller of this member pass every ACL
+	// check, as ZooKeeper's checkACL returns at once: its clients' reads, and their
+	// writes, whose entries carry the pass to every member (Entry.Super).
+	SkipACL bool
 	// LargeRequests bounds the bytes of large requests in process (large_requests.go).
 	LargeRequests LargeRequestConfig
 	AdminAuth     AdminAuth // the AdminServer's snapshot command (admin_snapshot.go)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/zkraft/zkraft/datatree"
-
 	"github.com/zkraft/zkraft/server"
 )
 
