@@ -81,6 +81,8 @@ var zooKeeperTuning = map[string]string{
 	"metricsProvider.numWorkerThreads":                      "zkraft's metrics need no worker threads",
 	"metricsProvider.maxQueueSize":                          "zkraft's metrics need no worker threads",
 	"metricsProvider.workerShutdownTimeoutMs":               "zkraft's metrics need no worker threads",
+	"jute.maxbuffer.extrasize":                              "ZooKeeper pads jute's length bound with it to read its own logs, snapshots and learner packets; a client's frame is bound by jute.maxbuffer alone there as in zkraft, whose store is read without that bound",
+	"serializeLastProcessedZxid.enabled":                    "the ZooKeeper snapshots zkraft writes always end with the last processed zxid, as ZooKeeper 3.9's do by default",
 }
 
 const (
