@@ -12,7 +12,8 @@
 // frames and entries carry CRC-32Cs (wal_format.go); a snapshot's state.bin is covered by
 // the CRC-64 in its meta.json, and the tree and session sections inside it by their own
 // CRC-32C. Open refuses a damaged store with a CorruptError that names the file and the
-// fault. A write is acknowledged only after its frame is fdatasynced on a quorum.
+// fault. A write is acknowledged only after its frame is fdatasynced on a quorum (but
+// with ZooKeeper's forceSync=no, an operator's opt-in: force_sync.go).
 //
 // Crash recovery makes what a killed run left durable before the store is used: the
 // replayed segments and the log directory are synced, raft.db too. Two limits remain:
