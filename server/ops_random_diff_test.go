@@ -95,7 +95,10 @@ func randomSteps(seed int64, n int) []opStep {
 			steps = append(steps, opStep{who: who, op: jute.OpMulti, req: &jute.MultiRequest{Ops: ops}})
 		case k < 9:
 			p := path()
-			switch r.Intn(5) {
+			// Not sync, checkWatches or removeWatches: their differences are documented
+			// (a sync's zxid, 3.9's watch checks; compatibility.md) and ops_diff_test.go
+			// checks them step by step.
+			switch r.Intn(7) {
 			case 0:
 				steps = append(steps, opStep{who: who, op: jute.OpGetData, req: &jute.GetDataRequest{Path: p, Watch: r.Intn(2) == 0}})
 			case 1:
@@ -106,6 +109,18 @@ func randomSteps(seed int64, n int) []opStep {
 				steps = append(steps, opStep{who: who, op: jute.OpGetAllChildrenNumber, req: &jute.GetAllChildrenNumberRequest{Path: p}})
 			case 4:
 				steps = append(steps, opStep{who: who, op: jute.OpGetEphemerals, req: &jute.GetEphemeralsRequest{PrefixPath: p}})
+			case 5:
+				steps = append(steps, opStep{who: who, op: jute.OpGetChildren, req: &jute.GetChildrenRequest{Path: p, Watch: r.Intn(2) == 0}})
+			case 6:
+				var ops []jute.MultiOp
+				for i := r.Intn(3) + 1; i > 0; i-- {
+					if r.Intn(2) == 0 {
+						ops = append(ops, jute.MultiOp{Type: jute.OpGetData, Req: &jute.GetDataRequest{Path: path()}})
+					} else {
+						ops = append(ops, jute.MultiOp{Type: jute.OpGetChildren, Req: &jute.GetChildrenRequest{Path: path()}})
+					}
+				}
+				steps = append(steps, opStep{who: who, op: jute.OpMultiRead, req: &jute.MultiRequest{Ops: ops}})
 			}
 		default:
 			if r.Intn(3) == 0 {
@@ -128,16 +143,35 @@ func TestRandomOpsMatchZooKeeper(t *testing.T) {
 	for _, seed := range []int64{1, 2} {
 		steps := randomSteps(seed, 400)
 		zk, us := opsOnStandalone(t, ztest.Options{}, 3, steps)
-		for i, s := range steps {
-			if zk[i] != us[i] {
-				t.Errorf("seed %d, step %d (client %d, op %d, %+v):\n  zookeeper %s\n  zkraft    %s", seed, i, s.who, s.op, s.req, zk[i], us[i])
-				if m, ok := s.req.(*jute.MultiRequest); ok {
-					for _, o := range m.Ops {
-						t.Logf("  op %d %+v", o.Type, o.Req)
-					}
+		firstDifference(t, seed, steps, zk, us)
+	}
+}
+
+// The same on a 3-member ensemble and a 3-member zkraft cluster, the clients on one
+// follower (opsOnEnsembles): the follower's path (forwarded writes, reads of what it
+// applied, its watches) against ZooKeeper's learner.
+func TestRandomOpsMatchZooKeeperEnsemble(t *testing.T) {
+	t.Parallel()
+	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
+	const seed = 3
+	steps := randomSteps(seed, 300)
+	zk, us := opsOnEnsembles(t, ztest.Options{}, 3, steps)
+	firstDifference(t, seed, steps, zk, us)
+}
+
+// firstDifference reports the first step whose transcript differs between ZooKeeper
+// (zk) and zkraft (us).
+func firstDifference(t *testing.T, seed int64, steps []opStep, zk, us []string) {
+	t.Helper()
+	for i, s := range steps {
+		if zk[i] != us[i] {
+			t.Errorf("seed %d, step %d (client %d, op %d, %+v):\n  zookeeper %s\n  zkraft    %s", seed, i, s.who, s.op, s.req, zk[i], us[i])
+			if m, ok := s.req.(*jute.MultiRequest); ok {
+				for _, o := range m.Ops {
+					t.Logf("  op %d %+v", o.Type, o.Req)
 				}
-				break
 			}
+			return
 		}
 	}
 }
