@@ -6,6 +6,7 @@ package persistence
 // lose acknowledged writes, on every member at once. It is an operator's opt-in, as in
 // ZooKeeper (FileTxnLog.commit skips its fsync and its fsync time); the default syncs.
 // The log's directory and new segments are still synced, as are raft.db and snapshots.
+// A deferred store (wal_deferred.go) is then stored at once: no frame is ever pending.
 
 // syncFrame is the fdatasync of a frame stored durably; tests count it.
 var syncFrame = fdatasync

@@ -186,11 +186,13 @@ func (w *WAL) StoreLog(l *raft.Log) error { return w.StoreLogs([]*raft.Log{l}) }
 func (w *WAL) StoreLogs(logs []*raft.Log) error { return w.storeLogs(logs, true) }
 
 // storeLogs appends entries as one frame (or several, for a very large batch), durable
-// when it returns if sync is set, else pending for the syncer (wal_deferred.go).
+// when it returns if sync is set, else pending for the syncer (wal_deferred.go). A WAL
+// that skips its syncs hands the syncer nothing: there is nothing to wait for.
 func (w *WAL) storeLogs(logs []*raft.Log, sync bool) error {
 	if len(logs) == 0 {
 		return nil
 	}
+	sync = sync || w.noSync
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	if w.failed != nil {

@@ -19,7 +19,7 @@ type Figures struct {
 	// LogSynced: an fdatasync of the transaction log took took.
 	LogSynced func(took time.Duration)
 	// LogSyncSlow: an fdatasync of the transaction log took longer than
-	// Config.FsyncWarning (it is logged as a warning).
+	// Config.FsyncWarning (quorum also logs it as a warning, when it has a logger).
 	LogSyncSlow func()
 	// SnapshotTaken: a snapshot of the state was written, in took.
 	SnapshotTaken func(took time.Duration)

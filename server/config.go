@@ -141,6 +141,9 @@ type Config struct {
 	AdminTLS    AdminTLS
 	MetricsHost string
 	MetricsPort int
+	// MetricsNoJVMInfo (metricsProvider.exportJvmInfo=false) leaves the JVM series out
+	// of /metrics, as ZooKeeper's Prometheus provider then does (metrics_jvm_memory.go).
+	MetricsNoJVMInfo bool
 	// DebugGCEndpoint (zkraft.debug.gcEndpoint) adds POST /debug/gc to the metrics
 	// listener: a full collection, for benchmarks that read go_heap_live_bytes. Off by
 	// default; not for production (anyone who reaches the port can stall the server).

@@ -79,6 +79,9 @@ func (s *Server) writeMetrics(w http.ResponseWriter, _ *http.Request) {
 	}
 	gauge("tree_offheap_bytes", float64(datatree.OffHeapBytes()), "the tree's pages and slabs outside the Go heap (in RSS, not in Go's heap figures)")
 	writeRuntimeMetrics(&b)
+	if !s.cfg.MetricsNoJVMInfo {
+		writeJVMMemoryMetrics(&b)
+	}
 	writeQuotaMetrics(&b, s.quotaMetrics())
 	b.WriteString("# HELP connections_closed_total client connections the server closed, by reason\n# TYPE connections_closed_total counter\n")
 	for r := closeReason(0); r < numCloseReasons; r++ {

@@ -72,7 +72,6 @@ func writeRuntimeMetrics(b *strings.Builder) {
 	}
 	writePauseHistogram(b, samples[2], "go_gc_pause_seconds", "the collector's stop-the-world pauses")
 	writePauseHistogram(b, samples[3], "go_gc_pause_stopping_seconds", "the part of each of the collector's pauses spent stopping the threads")
-	writeJVMMemoryMetrics(b)
 }
 
 func writePauseHistogram(b *strings.Builder, s metrics.Sample, name, help string) {

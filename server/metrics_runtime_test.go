@@ -89,4 +89,16 @@ func TestJVMMemoryAreas(t *testing.T) {
 	if got, ok := series[`jvm_memory_bytes_max{area="nonheap"}`]; !ok || got != -1 {
 		t.Errorf(`jvm_memory_bytes_max{area="nonheap"} %v, %v`, got, ok)
 	}
+	// metricsProvider.exportJvmInfo=false leaves them out.
+	port = mustFreePort(t)
+	startServer(t, func(c *Config) { c.MetricsHost, c.MetricsPort, c.MetricsNoJVMInfo = "127.0.0.1", port, true })
+	resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), "jvm_memory_bytes") || !strings.Contains(string(body), "go_heap_live_bytes") {
+		t.Errorf("with exportJvmInfo=false:\n%s", body)
+	}
 }

@@ -110,7 +110,7 @@ func (w *pauseWatch) message(extra time.Duration, before, after gcFigures) strin
 		extra.Milliseconds(), w.infos, w.warns, gc)
 }
 
-var gcSamples = []string{"/gc/cycles/total:gc-cycles", "/cpu/classes/gc/pause:cpu-seconds"}
+var gcSamples = []string{metricGCCycles, "/cpu/classes/gc/pause:cpu-seconds"}
 
 // readGC reads the runtime's collections without stopping the world (runtime/metrics):
 // the pause time is the CPU time of the pauses spread over GOMAXPROCS, as the runtime

@@ -13,7 +13,8 @@ import (
 // happens here. mntr prints them after its other values; /metrics serves the summaries
 // as Prometheus summaries and the counters as counters; srst resets them all, as
 // ServerMetrics.resetAll does. ZooKeeper's other metrics (its request processors' queues,
-// Zab's internals, the JVM's memory) have no counterpart and are left out.
+// Zab's internals) have no counterpart and are left out; the JVM's memory areas are on
+// /metrics only, as ZooKeeper's Prometheus provider has them (metrics_jvm_memory.go).
 type serverMetrics struct {
 	// readLatency and updateLatency split the request latency: a request with a
 	// transaction (a write, createSession and closeSession, failed ones too, but not one

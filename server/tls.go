@@ -188,16 +188,16 @@ func (c *conn) startTLS() (why closeReason, ok bool) {
 	if !ok {
 		return 0, true
 	}
-	if !sc.unified && c.srv.cfg.EarlyDropSecureHandshakes && !c.srv.serving() {
-		c.srv.metrics.cnxnClosedNotRunning.Add(1)
-		c.srv.log.Info("server is not running, closing the connection before its TLS handshake", "client", sc.RemoteAddr().String())
-		return closedNotServing, false
-	}
-	if sc.unified {
+	switch {
+	case sc.unified:
 		if !c.srv.enterHandshake() {
 			return closedTLSOverLimit, false
 		}
 		defer c.srv.leaveHandshake()
+	case c.srv.cfg.EarlyDropSecureHandshakes && !c.srv.serving():
+		c.srv.metrics.cnxnClosedNotRunning.Add(1)
+		c.srv.log.Info("server is not running, closing the connection before its TLS handshake", "client", sc.RemoteAddr().String())
+		return closedNotServing, false
 	}
 	timeout := c.srv.cfg.TLSHandshakeTimeout
 	if timeout <= 0 {

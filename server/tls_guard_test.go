@@ -13,8 +13,9 @@ import (
 // With earlyDropSecureConnectionHandshakes a member that serves nobody (cut off from
 // its cluster) closes a secure port's connection before its TLS handshake and counts it
 // in cnxn_closed_without_zk_server_running, as ZooKeeper's Netty factory does while no
-// server runs behind it; a member without the setting goes through the handshake (and
-// refuses the session after it). Once the member serves again, TLS clients are served.
+// server runs behind it; a member without the setting goes through the handshake (what
+// happens to a session after it is the leaderless member's, tested elsewhere). Once the
+// member serves again, the TLS handshake goes through.
 func TestEarlyDropOfSecureHandshakesWithoutLeader(t *testing.T) {
 	p := newPEMTLS(t)
 	for _, early := range []bool{true, false} {

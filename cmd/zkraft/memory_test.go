@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/zkraft/zkraft/datatree"
-
 	"github.com/zkraft/zkraft/server"
 )
 

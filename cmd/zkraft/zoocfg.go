@@ -43,28 +43,23 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 		}
 		return nil
 	},
-	"extendedTypesEnabled":                   propertyBool(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
-	"zookeeper.extendedTypesEnabled":         propertyBool(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
-	"enforceQuota":                           propertyBool(func(c *server.Config, b bool) { c.EnforceQuota = b }),
-	"zookeeper.enforceQuota":                 propertyBool(func(c *server.Config, b bool) { c.EnforceQuota = b }),
-	"reconfigEnabled":                        configBool(func(c *server.Config, b bool) { c.ReconfigEnabled = b }),
-	"enableExistsACLCheck":                   configBool(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
-	"zookeeper.enableExistsACLCheck":         configBool(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
-	"readonlymode.enabled":                   propertyBool(func(c *server.Config, b bool) { c.ReadOnlyMode = b }),
-	"jute.maxbuffer":                         intKey(func(c *server.Config, n int) { c.MaxBuffer = n }),
-	"znode.container.checkIntervalMs":        msKey(func(c *server.Config, d time.Duration) { c.ContainerCheckInterval = d }),
-	"znode.container.maxNeverUsedIntervalMs": longMsKey(func(c *server.Config, d time.Duration) { c.ContainerMaxNeverUsed = d }),
-	"znode.container.maxPerMinute":           intKey(func(c *server.Config, n int) { c.ContainerMaxPerMinute = n }),
-	"snapCount":                              snapCount,
-	"snapSizeLimitInKb":                      snapSizeLimit,
-	"zookeeper.snapSizeLimitInKb":            snapSizeLimit,
-	"autopurge.snapRetainCount":              snapRetainCount,
-	"fsync.warningthresholdms":               msKey(func(c *server.Config, d time.Duration) { c.FsyncWarning = d }),
-	// ZooKeeper's JVM pause monitor watches the zkraft process (server/pause_monitor.go).
-	"jvm.pause.monitor":                                  configBool(func(c *server.Config, b bool) { c.PauseMonitor.On = b }),
-	"jvm.pause.sleep.time.ms":                            longMsKey(func(c *server.Config, d time.Duration) { c.PauseMonitor.Sleep = d }),
-	"jvm.pause.info-threshold.ms":                        longMsKey(func(c *server.Config, d time.Duration) { c.PauseMonitor.Info = d }),
-	"jvm.pause.warn-threshold.ms":                        longMsKey(func(c *server.Config, d time.Duration) { c.PauseMonitor.Warn = d }),
+	"extendedTypesEnabled":                               propertyBool(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
+	"zookeeper.extendedTypesEnabled":                     propertyBool(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
+	"enforceQuota":                                       propertyBool(func(c *server.Config, b bool) { c.EnforceQuota = b }),
+	"zookeeper.enforceQuota":                             propertyBool(func(c *server.Config, b bool) { c.EnforceQuota = b }),
+	"reconfigEnabled":                                    configBool(func(c *server.Config, b bool) { c.ReconfigEnabled = b }),
+	"enableExistsACLCheck":                               configBool(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
+	"zookeeper.enableExistsACLCheck":                     configBool(func(c *server.Config, b bool) { c.ExistsACLCheck = b }),
+	"readonlymode.enabled":                               propertyBool(func(c *server.Config, b bool) { c.ReadOnlyMode = b }),
+	"jute.maxbuffer":                                     intKey(func(c *server.Config, n int) { c.MaxBuffer = n }),
+	"znode.container.checkIntervalMs":                    msKey(func(c *server.Config, d time.Duration) { c.ContainerCheckInterval = d }),
+	"znode.container.maxNeverUsedIntervalMs":             longMsKey(func(c *server.Config, d time.Duration) { c.ContainerMaxNeverUsed = d }),
+	"znode.container.maxPerMinute":                       intKey(func(c *server.Config, n int) { c.ContainerMaxPerMinute = n }),
+	"snapCount":                                          snapCount,
+	"snapSizeLimitInKb":                                  snapSizeLimit,
+	"zookeeper.snapSizeLimitInKb":                        snapSizeLimit,
+	"autopurge.snapRetainCount":                          snapRetainCount,
+	"fsync.warningthresholdms":                           msKey(func(c *server.Config, d time.Duration) { c.FsyncWarning = d }),
 	"zookeeper.fsync.warningthresholdms":                 msKey(func(c *server.Config, d time.Duration) { c.FsyncWarning = d }),
 	"DigestAuthenticationProvider.superDigest":           func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
 	"zookeeper.DigestAuthenticationProvider.superDigest": func(c *server.Config, v string) error { c.SuperDigest = v; return nil },
@@ -88,6 +83,17 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	"metricsProvider.httpPort": intKey(func(c *server.Config, n int) { c.MetricsPort = n }),
 	"metricsProvider.httpHost": func(c *server.Config, v string) error { c.MetricsHost = v; return nil },
 	"zkraft.debug.gcEndpoint":  configBool(func(c *server.Config, b bool) { c.DebugGCEndpoint = b }),
+	// Boolean.parseBoolean, as ZooKeeper's Prometheus provider reads it: only "true", in
+	// any case, exports the JVM series.
+	"metricsProvider.exportJvmInfo": func(c *server.Config, v string) error {
+		c.MetricsNoJVMInfo = !strings.EqualFold(v, "true")
+		return nil
+	},
+	// ZooKeeper's JVM pause monitor watches the zkraft process (server/pause_monitor.go).
+	"jvm.pause.monitor":           configBool(func(c *server.Config, b bool) { c.PauseMonitor.On = b }),
+	"jvm.pause.sleep.time.ms":     longMsKey(func(c *server.Config, d time.Duration) { c.PauseMonitor.Sleep = d }),
+	"jvm.pause.info-threshold.ms": longMsKey(func(c *server.Config, d time.Duration) { c.PauseMonitor.Info = d }),
+	"jvm.pause.warn-threshold.ms": longMsKey(func(c *server.Config, d time.Duration) { c.PauseMonitor.Warn = d }),
 }
 
 // silentMetricsProviders are ZooKeeper's built-in metrics providers, its default among

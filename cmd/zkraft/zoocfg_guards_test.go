@@ -185,6 +185,17 @@ func TestZooKeeperTuningKeysSayWhy(t *testing.T) {
 	}
 }
 
+// metricsProvider.exportJvmInfo is read as Boolean.parseBoolean reads it: only "true", in
+// any case, keeps the JVM series (its default).
+func TestExportJvmInfoSetting(t *testing.T) {
+	for cfg, off := range map[string]bool{"": false, "metricsProvider.exportJvmInfo=TRUE\n": false,
+		"metricsProvider.exportJvmInfo=false\n": true, "metricsProvider.exportJvmInfo=no\n": true} {
+		if c := loadQuietly(t, nil, cfg); c.MetricsNoJVMInfo != off {
+			t.Errorf("%q: MetricsNoJVMInfo %v", cfg, c.MetricsNoJVMInfo)
+		}
+	}
+}
+
 // zookeeper.skipACL and zookeeper.forceSync are taken in ZooKeeper's spellings, and only
 // "yes" turns the checks off and only "no" the syncs, as ZooKeeperServer and FileTxnLog
 // compare them.

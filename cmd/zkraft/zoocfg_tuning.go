@@ -77,7 +77,6 @@ var zooKeeperTuning = map[string]string{
 	"pathStats.topPathMax":                                  "zkraft keeps no per-path request statistics",
 	"jmx.log4j.disable":                                     noJVM,
 	"jmx.log4j.mbean":                                       noJVM,
-	"metricsProvider.exportJvmInfo":                         noJVM,
 	"metricsProvider.numWorkerThreads":                      "zkraft's metrics need no worker threads",
 	"metricsProvider.maxQueueSize":                          "zkraft's metrics need no worker threads",
 	"metricsProvider.workerShutdownTimeoutMs":               "zkraft's metrics need no worker threads",
