@@ -176,16 +176,30 @@ func parseZKSnapshot(b []byte) (*zkTree, error) {
 		}
 	}
 	// Optional last processed zxid (3.9+) and its seal. The file's name says the zxid
-	// ZooKeeper starts from, as this reader takes it; the section is only checked.
+	// ZooKeeper starts from, as this reader takes it; a stream without a name (the
+	// restore admin command's) takes it from here.
 	if d.Err == nil && d.Remaining() > 0 {
-		d.Long()
+		zxid := d.Long()
 		if d.Err == nil {
 			if err := d.seal(); err != nil {
 				return nil, fmt.Errorf("last zxid section: %w", err)
 			}
+			t.lastZxid = zxid
 		}
 	}
 	return t, nil
+}
+
+// ReadZooKeeperSnapshot reads one ZooKeeper snapshot from its bytes, as ZooKeeper 3.9's
+// restore admin command receives it (not compressed): its nodes, sessions, and as
+// LastZxid the zxid of its last-processed-zxid section (3.9), 0 without one. Every seal
+// is checked.
+func ReadZooKeeperSnapshot(b []byte) (*ZKState, error) {
+	t, err := parseZKSnapshot(b)
+	if err != nil {
+		return nil, err
+	}
+	return t.state(t.lastZxid), nil
 }
 
 // writeZKSnapshot writes nodes (pre-order, root first) and sessions in ZooKeeper's

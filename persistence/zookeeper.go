@@ -84,6 +84,7 @@ type zkTree struct {
 	kids       map[string]map[string]struct{} // parent path -> child names
 	ephemerals map[int64]map[string]struct{}
 	sessions   map[int64]int32
+	lastZxid   int64 // a snapshot's last-processed-zxid section (3.9), 0 without one
 }
 
 func newZKTree() *zkTree {

@@ -140,6 +140,17 @@ func TestZooKeeperSnapshotRoundTrip(t *testing.T) {
 			zktEqual(t, what, tr.state(st.LastZxid), st)
 		}
 	}
+
+	// A snapshot as the restore admin command receives it, without a file name: the zxid
+	// comes from the last zxid section, 0 without one.
+	got, err = ReadZooKeeperSnapshot(b)
+	if err != nil || got.LastZxid != st.LastZxid {
+		t.Fatalf("ReadZooKeeperSnapshot: zxid %#x, %v; want %#x", got.LastZxid, err, st.LastZxid)
+	}
+	zktEqual(t, "ReadZooKeeperSnapshot", got, st)
+	if got, err := ReadZooKeeperSnapshot(b[:len(b)-8-sealLen]); err != nil || got.LastZxid != 0 {
+		t.Fatalf("ReadZooKeeperSnapshot without the last zxid section: %v, %v", got, err)
+	}
 }
 
 func TestZooKeeperSnapshotAddsSystemNodes(t *testing.T) {

@@ -2,8 +2,9 @@
 // applies committed entries to the znode tree and the session table, the log entry
 // format, the peer streams between members (forwarded writes, session pings, commit
 // and durable notices), the leader's duties (session expiry, container and TTL cleanup,
-// membership), and the vote gate of a member started on an empty store with
-// zookeeper.db.autocreate=false (empty_store_votes.go).
+// membership), the vote gate of a member started on an empty store with
+// zookeeper.db.autocreate=false (empty_store_votes.go), and the replacement of the whole
+// state through the leader that the restore admin command asks for (user_restore.go).
 //
 // It knows nothing of sockets or the client protocol's framing: the server hands it
 // entries (a connection's writes through its Stream, anything else through Propose) and

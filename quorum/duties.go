@@ -87,6 +87,18 @@ func (d *duties) start() {
 	}()
 }
 
+// reseed makes a running tracker hold exactly the sessions of the state, each with a
+// full timeout: a leader's state was replaced (Node.RestoreState). A follower's tracker
+// is nil and stays so.
+func (d *duties) reseed() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.tracker == nil {
+		return
+	}
+	d.n.FSM.Read(func(_ *datatree.Tree, s *session.Table) { d.tracker.ResetAll(s.All()) })
+}
+
 func (d *duties) stop() {
 	d.mu.Lock()
 	cancel := d.cancel

@@ -207,7 +207,10 @@ func Open(cfg Config) (*Node, error) {
 			n.sessionConns.forget(id)
 		}
 	}
-	fsm.sessionsReplaced = func(has func(int64) bool) { n.sessionConns.prune(has) }
+	fsm.sessionsReplaced = func(has func(int64) bool) {
+		n.sessionConns.prune(has)
+		d.reseed() // a leader's state replaced by a restore (user_restore.go)
+	}
 	fsm.OnSessionClosed = cfg.OnSessionClosed
 	fsm.OnSessionMoved = cfg.OnSessionMoved
 	n.membersChanged = make(chan struct{}, 1)

@@ -134,7 +134,7 @@ func (s *Server) adminHandler() http.Handler {
 	mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		// Sorted by name, as ZooKeeper lists them.
-		names := []string{"snapshot"}
+		names := []string{"restore", "snapshot"}
 		for _, c := range adminCommands {
 			names = append(names, c.names[0])
 		}
@@ -147,6 +147,12 @@ func (s *Server) adminHandler() http.Handler {
 		name := strings.TrimPrefix(r.URL.Path, base+"/")
 		if name == "snapshot" || name == "snap" {
 			s.serveAdminSnapshot(w, r)
+			return
+		}
+		if name == "restore" || name == "rest" {
+			// A POST command (admin_restore.go): POST does not come here.
+			w.Header().Set("Allow", http.MethodPost)
+			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
 		cmd, ok := byName[name]
@@ -176,7 +182,17 @@ func (s *Server) adminHandler() http.Handler {
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	return jettyMethods(mux)
+	// restore is the one command served on POST (3.9's PostCommand); POST to any other
+	// path is refused as 3.8's servlets refuse it.
+	restore := map[string]bool{base + "/restore": true, base + "/rest": true}
+	methods := jettyMethods(mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && restore[r.URL.Path] {
+			s.serveAdminRestore(w, r)
+			return
+		}
+		methods.ServeHTTP(w, r)
+	})
 }
 
 // serving reports whether the server answers clients: standalone, a member that knows a

@@ -570,10 +570,10 @@ func TestAdminTraceMaskMatchesZooKeeper(t *testing.T) {
 	if !slices.Contains(us, "4lw gtmk: 255") {
 		t.Errorf("gtmk never answered 255 after set_trace_mask?traceMask=%%2B255: %q", us)
 	}
-	want := append(slices.Clone(zkNames), "snapshot")
+	want := append(slices.Clone(zkNames), "restore", "snapshot")
 	slices.Sort(want)
 	if !slices.Equal(usNames, want) || len(usNames) < 25 {
-		t.Errorf("/commands lists\n%q\nwant (ZooKeeper's, with 3.9's snapshot)\n%q", usNames, want)
+		t.Errorf("/commands lists\n%q\nwant (ZooKeeper's, with 3.9's restore and snapshot)\n%q", usNames, want)
 	}
 }
 

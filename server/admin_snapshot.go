@@ -27,16 +27,19 @@ import (
 // ?streaming=false answers the headers and JSON without the file.
 //
 // zkraft reports ZooKeeper 3.8 to clients but serves this 3.9 command: a 3.8 AdminServer
-// answers "Unknown command" for it, so no 3.8 tool is affected. restore (3.9's POST
-// counterpart) is not served: it answers "Unknown command" (docs/compatibility.md).
+// answers "Unknown command" for it, so no 3.8 tool is affected. Its POST counterpart,
+// restore, is admin_restore.go.
 
 // AdminAuth is the AdminServer's command authentication settings.
 type AdminAuth struct {
 	// SnapshotEnabled (zookeeper.admin.snapshot.enabled, true): serve the snapshot
 	// command; off, it answers 503.
 	SnapshotEnabled bool
+	// RestoreEnabled (zookeeper.admin.restore.enabled, true): serve the restore
+	// command; off, it answers 503.
+	RestoreEnabled bool
 	// RateLimitInterval (zookeeper.admin.rateLimiterIntervalInMS, 5 minutes): at most
-	// one snapshot in this time.
+	// one snapshot, and one restore, in this time.
 	RateLimitInterval time.Duration
 	// UseXForwardedFor (zookeeper.IPAuthenticationProvider.usexforwardedfor, false):
 	// the ip scheme names the first address of a request's X-Forwarded-For header
@@ -46,13 +49,25 @@ type AdminAuth struct {
 
 // DefaultAdminAuth is ZooKeeper 3.9's.
 func DefaultAdminAuth() AdminAuth {
-	return AdminAuth{SnapshotEnabled: true, RateLimitInterval: 5 * time.Minute}
+	return AdminAuth{SnapshotEnabled: true, RestoreEnabled: true, RateLimitInterval: 5 * time.Minute}
 }
 
-// adminSnapshot serves the snapshot command.
-type adminSnapshot struct {
+// adminLimiter is one command's rate limit, as each of ZooKeeper 3.9's snapshot and
+// restore commands has a RateLimiter of its own: one call per interval.
+type adminLimiter struct {
 	mu   sync.Mutex
 	last time.Time
+}
+
+// allow reports whether a call may run now, and if so counts it.
+func (l *adminLimiter) allow(every time.Duration) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() && time.Since(l.last) < every {
+		return false
+	}
+	l.last = time.Now()
+	return true
 }
 
 func (s *Server) serveAdminSnapshot(w http.ResponseWriter, r *http.Request) {
@@ -76,14 +91,10 @@ func (s *Server) serveAdminSnapshot(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusServiceUnavailable, nil)
 		return
 	}
-	s.adminSnap.mu.Lock()
-	if !s.adminSnap.last.IsZero() && time.Since(s.adminSnap.last) < s.cfg.AdminAuth.RateLimitInterval {
-		s.adminSnap.mu.Unlock()
+	if !s.adminSnap.allow(s.cfg.AdminAuth.RateLimitInterval) {
 		answer(http.StatusTooManyRequests, nil)
 		return
 	}
-	s.adminSnap.last = time.Now()
-	s.adminSnap.mu.Unlock()
 
 	f, zxid, err := s.writeSnapshotFile()
 	if err != nil {

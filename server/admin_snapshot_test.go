@@ -17,7 +17,14 @@ import (
 
 func adminGet(t *testing.T, url, auth string) (int, http.Header, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
+	return adminRequest(t, "GET", url, auth, nil)
+}
+
+// adminRequest sends one request to the AdminServer, with auth as its Authorization
+// header unless empty, and returns the status, headers and body of the answer.
+func adminRequest(t *testing.T, method, url, auth string, body io.Reader) (int, http.Header, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, body)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
@@ -26,8 +33,8 @@ func adminGet(t *testing.T, url, auth string) (int, http.Header, []byte) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, body
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
 }
 
 // The snapshot admin command answers only an identity with ALL on "/" (every bit of it:

@@ -67,7 +67,8 @@ type Server struct {
 	readBuffersLent atomic.Int64
 	memCap          memCap
 
-	adminSnap adminSnapshot // the snapshot admin command's rate limit
+	adminSnap    adminLimiter // the snapshot admin command's rate limit
+	adminRestore adminLimiter // the restore admin command's
 	// digest makes digest ids with DigestAuthenticationProvider.digestAlg's algorithm.
 	digest datatree.Digester
 	// saslUsers are the DIGEST-MD5 users of the JAAS file; nil: SASL is off.

@@ -20,6 +20,7 @@ var guardKeys = map[string]func(c *server.Config, v string) error{
 	"request_stale_latency_check":    propertyBool(func(c *server.Config, b bool) { c.Throttle.StaleLatencyCheck = b }),
 	"throttled_op_wait_time":         msKey(func(c *server.Config, d time.Duration) { c.Throttle.ThrottledOpWaitTime = d }),
 	"admin.snapshot.enabled":         propertyBool(func(c *server.Config, b bool) { c.AdminAuth.SnapshotEnabled = b }),
+	"admin.restore.enabled":          propertyBool(func(c *server.Config, b bool) { c.AdminAuth.RestoreEnabled = b }),
 	"admin.rateLimiterIntervalInMS":  msKey(func(c *server.Config, d time.Duration) { c.AdminAuth.RateLimitInterval = d }),
 	// The ip scheme of an AdminServer command (ZooKeeper 3.9) names X-Forwarded-For's
 	// first address (server/admin_auth.go).

@@ -144,6 +144,9 @@ func TestBooleansAsZooKeeperReadsThem(t *testing.T) {
 		{"admin.enableServer=yes", func(c server.Config) bool { return c.AdminEnabled }, true},
 		{"admin.enableServer=FALSE", func(c server.Config) bool { return c.AdminEnabled }, true},
 		{"admin.enableServer=false", func(c server.Config) bool { return c.AdminEnabled }, false},
+		{"zookeeper.admin.restore.enabled=False", func(c server.Config) bool { return c.AdminAuth.RestoreEnabled }, false},
+		{"admin.restore.enabled=no", func(c server.Config) bool { return c.AdminAuth.RestoreEnabled }, false},
+		{"admin.restore.enabled=TRUE", func(c server.Config) bool { return c.AdminAuth.RestoreEnabled }, true},
 	} {
 		if cfg, _, err := readLine(c.line); err != nil || c.got(cfg) != c.want {
 			t.Errorf("%s: read as %v (%v)", c.line, !c.want, err)

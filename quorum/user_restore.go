@@ -1,0 +1,94 @@
+package quorum
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/datatree"
+	"github.com/zkraft/zkraft/jute"
+	"github.com/zkraft/zkraft/persistence"
+	"github.com/zkraft/zkraft/session"
+)
+
+// A state replaced while the cluster runs: ZooKeeper 3.9's restore admin command.
+//
+// ZooKeeper replaces one server's database in place and goes on from the snapshot's zxid,
+// so its zxids can go back. Here the leader hands the state to raft as a user snapshot
+// (raft.Restore): raft writes it to the leader's snapshot store, restores the leader's
+// FSM from it, leaves its log empty with a hole at the snapshot's index, and every other
+// member, whose log then no longer matches, gets the snapshot the way a member that fell
+// behind does (FSM.Restore, which drops that member's client connections). The state is
+// written with zxid = the index raft gives the snapshot, so zxids only go forward and
+// "zxid is the Raft index" still holds on every member.
+//
+// raft takes max(its last index, meta.Index) + 1 for that index; meta.Index is the last
+// index plus restoreIndexGap, which is more entries than the leader can append while the
+// request waits for raft's loop, so the index is known before the state is written.
+
+// restoreIndexGap is how far past the log's last index a restored state's zxid lies.
+const restoreIndexGap = 1 << 16
+
+// ErrRestoreNotLeader: a state is replaced only through the leader.
+var ErrRestoreNotLeader = errors.New("this member does not lead; send the restore to the leader")
+
+// RestoreState replaces every member's tree and sessions with st, except the
+// /zookeeper/config node, which keeps this cluster's membership. It returns the zxid the
+// state now has. The sessions keep their ids and timeouts; their passwords are
+// ZooKeeper's (session.ZooKeeperPassword), and every one gets a full timeout on the
+// leader. Writes in flight fail (raft.ErrAbortedByRestore) and every member's clients
+// are disconnected, as after a snapshot install.
+func (n *Node) RestoreState(st *persistence.ZKState, timeout time.Duration) (int64, error) {
+	if !n.IsLeader() {
+		return 0, ErrRestoreNotLeader
+	}
+	keepConfig(st, n.FSM)
+	state, err := st.ToState(n.FSM.opts)
+	if err != nil {
+		return 0, err
+	}
+	last := n.raft.LastIndex()
+	zxid := last + restoreIndexGap + 1
+	b, err := persistence.EncodeState(int64(zxid), state.Tree, state.Sessions)
+	if err != nil {
+		return 0, err
+	}
+	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Index: zxid - 1, Size: int64(len(b))}
+	if err := n.raft.Restore(meta, bytes.NewReader(b), timeout); err != nil {
+		return 0, fmt.Errorf("restore: %w", err)
+	}
+	if got := n.FSM.LastZxid(); got < int64(zxid) {
+		// Cannot happen unless raft changes how it numbers a user snapshot.
+		return got, fmt.Errorf("restore: the state has zxid 0x%x, raft gave it a later index than 0x%x", got, zxid)
+	}
+	return int64(zxid), nil
+}
+
+// keepConfig puts the running cluster's /zookeeper/config (data, stat and ACL) into st in
+// place of the snapshot's: the membership is raft's, not the backup's.
+func keepConfig(st *persistence.ZKState, fsm *FSM) {
+	var cur datatree.StoredNode
+	fsm.Read(func(t *datatree.Tree, _ *session.Table) {
+		data, s, code := t.Get(datatree.ConfigPath)
+		acl, _, _ := t.ACL(datatree.ConfigPath)
+		if code != jute.OK {
+			return
+		}
+		cur = datatree.StoredNode{Path: datatree.ConfigPath, Data: bytes.Clone(data), ACL: acl,
+			Czxid: s.Czxid, Mzxid: s.Mzxid, Ctime: s.Ctime, Mtime: s.Mtime, Pzxid: s.Pzxid,
+			EphemeralOwner: s.EphemeralOwner, Version: s.Version, Cversion: s.Cversion, Aversion: s.Aversion}
+	})
+	if cur.Path == "" {
+		return
+	}
+	for i := range st.Nodes {
+		if st.Nodes[i].Path == datatree.ConfigPath {
+			st.Nodes[i] = cur
+			return
+		}
+	}
+	st.Nodes = append(st.Nodes, cur)
+}
