@@ -13,9 +13,12 @@ import (
 // Missing system nodes get the values datatree.New gives them. Quota stats are counted
 // again, as ZooKeeper counts them when it loads a database.
 func (st *ZKState) ToState(opts datatree.Options) (*State, error) {
-	nodes, err := st.normalized()
-	if err != nil {
-		return nil, fmt.Errorf("persistence: %w", err)
+	nodes := st.Nodes
+	if !st.preordered {
+		var err error
+		if nodes, err = st.normalized(); err != nil {
+			return nil, fmt.Errorf("persistence: %w", err)
+		}
 	}
 	tree, err := datatree.FromNodes(nodes, opts)
 	if err != nil {

@@ -191,15 +191,19 @@ func parseZKSnapshot(b []byte) (*zkTree, error) {
 }
 
 // ReadZooKeeperSnapshot reads one ZooKeeper snapshot from its bytes, as ZooKeeper 3.9's
-// restore admin command receives it (not compressed): its nodes, sessions, and as
-// LastZxid the zxid of its last-processed-zxid section (3.9), 0 without one. Every seal
-// is checked.
+// restore admin command receives it (not compressed): its nodes in pre-order with the
+// system nodes a tree has added if missing, its sessions, and as LastZxid the zxid of its
+// last-processed-zxid section (3.9), 0 without one. Every seal is checked. The nodes
+// keep no reference to b.
 func ReadZooKeeperSnapshot(b []byte) (*ZKState, error) {
 	t, err := parseZKSnapshot(b)
 	if err != nil {
 		return nil, err
 	}
-	return t.state(t.lastZxid), nil
+	t.addSystemNodes()
+	st := t.state(t.lastZxid)
+	st.preordered = true
+	return st, nil
 }
 
 // writeZKSnapshot writes nodes (pre-order, root first) and sessions in ZooKeeper's

@@ -33,6 +33,10 @@ type ZKState struct {
 	// none) and how many transaction log files it found.
 	Snapshot string
 	LogFiles int
+	// preordered: Nodes are in pre-order, every parent present, the system nodes too
+	// (ReadZooKeeperSnapshot's checked parse), so ToState takes them as they are instead
+	// of ordering a copy: a restore of a million nodes keeps one list, not three.
+	preordered bool
 }
 
 // ephemeralOwner encodings (EphemeralType.java).

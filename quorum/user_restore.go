@@ -90,5 +90,6 @@ func keepConfig(st *persistence.ZKState, fsm *FSM) {
 			return
 		}
 	}
+	// Only a state whose nodes ToState orders lacks it (ReadZooKeeperSnapshot adds it).
 	st.Nodes = append(st.Nodes, cur)
 }
