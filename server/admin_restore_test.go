@@ -512,3 +512,37 @@ func TestAdminRestoreTakesZooKeeperSnapshot(t *testing.T) {
 func hasPath(st *persistence.ZKState, path string) bool {
 	return slices.ContainsFunc(st.Nodes, func(n persistence.ZKNode) bool { return n.Path == path })
 }
+
+// A member cut off while the leader restores (the other two are a majority) gets the
+// new state when it is back, and keeps none of its old one: all three end the same.
+func TestAdminRestoreReachesAMemberCutOffMeanwhile(t *testing.T) {
+	tc := newTestClusterWith(t, 3, func(c *Config) {
+		c.AdminEnabled, c.AdminHost, c.AdminPort = true, "127.0.0.1", mustFreePort(t)
+	})
+	l, fo := tc.leader(), tc.follower()
+	c := dial(t, tc.addr(l))
+	c.connect(0, nil)
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/snapped", Acl: openACL}, &jute.CreateResponse{}); h.Err != 0 {
+		t.Fatal(h.Err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/commands/", tc.cfgs[l].AdminPort)
+	_, _, snap := adminGet(t, url+"snapshot", "digest x:y")
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/later", Acl: openACL}, &jute.CreateResponse{}); h.Err != 0 {
+		t.Fatal(h.Err)
+	}
+	tc.converge()
+	tc.net.Isolate(fmt.Sprint(fo + 1))
+	defer tc.net.Heal()
+	if status, out := adminPost(t, url+"restore", "digest x:y", snap); status != 200 {
+		t.Fatalf("restore with a member cut off: %d %v", status, out)
+	}
+	tc.net.Heal()
+	tc.converge()
+	o := dial(t, tc.addr(fo))
+	o.connect(0, nil)
+	for path, want := range map[string]jute.Code{"/snapped": 0, "/later": jute.ErrNoNode} {
+		if h := o.call(jute.OpExists, &jute.ExistsRequest{Path: path}, &jute.ExistsResponse{}); jute.Code(h.Err) != want {
+			t.Fatalf("exists %s on the member that was cut off: %d, want %d", path, h.Err, want)
+		}
+	}
+}
