@@ -71,7 +71,7 @@ func (t *Tree) load(path string, data []byte, acl aclRef, st storedStat) error {
 	if parent == nil || t.hasChild(parent, name) {
 		return fmt.Errorf("%w: node %q out of order", ErrSnapshotCorrupt, strings.Clone(path))
 	}
-	if kindOf(st.EphemeralOwner, t.opts.ExtendedTypes) != kindVoid || strings.HasPrefix(path, quotaRoot) {
+	if kindOf(st.EphemeralOwner, &t.opts) != kindVoid || strings.HasPrefix(path, quotaRoot) {
 		path = strings.Clone(path) // indexes keep it
 	}
 	id, n := t.newNode(name, data, acl, st)

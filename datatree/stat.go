@@ -35,10 +35,13 @@ const (
 	kindTTL
 )
 
-// kindOf classifies an ephemeralOwner as EphemeralType.get does: the TTL layout is only
-// recognised when extended types are enabled; otherwise such an owner is a session.
-func kindOf(owner int64, extended bool) kind {
-	if extended && owner&extendedMask == extendedMask {
+// kindOf classifies an ephemeralOwner as EphemeralType.get does: the TTL layouts are
+// only recognised when extended types are enabled; otherwise such an owner is a session.
+func kindOf(owner int64, o *Options) kind {
+	if o.ExtendedTypes && o.Emulate353TTL && owner < 0 && owner != containerOwner {
+		return kindTTL // EphemeralTypeEmulate353.get; ttlOf reads its TTL as ZooKeeper's getValue does
+	}
+	if o.ExtendedTypes && owner&extendedMask == extendedMask {
 		// Reserved feature bits other than 0 (TTL) are invalid; ZooKeeper throws. They
 		// cannot be created through Apply, so treat them as TTL-shaped values.
 		return kindTTL
@@ -56,7 +59,11 @@ func ttlOwner(ttl int64) int64 { return extendedMask | ttl }
 
 func ttlOf(owner int64) int64 { return owner &^ (extendedMask | reservedBitsMask) }
 
-func (t *Tree) kind(n *node) kind { return kindOf(n.owner, t.opts.ExtendedTypes) }
+func (t *Tree) kind(n *node) kind { return kindOf(n.owner, &t.opts) }
+
+// SessionOwner reports whether a node with this ephemeralOwner is the ephemeral of the
+// session of that id, as these options classify owners (EphemeralType.get is NORMAL).
+func (o Options) SessionOwner(owner int64) bool { return kindOf(owner, &o) == kindEphemeral }
 
 // clientStat is DataNode.copyStat: cversion becomes the count of child changes
 // (every create but the children still present had a delete) and the owner of a

@@ -19,6 +19,12 @@ type Options struct {
 	// ExtendedTypes allows TTL nodes (zookeeper.extendedTypesEnabled). Without it
 	// createTTL answers Unimplemented, as ZooKeeper does. zkraft's default is true.
 	ExtendedTypes bool
+	// Emulate353TTL, with ExtendedTypes, reads every negative ephemeralOwner but a
+	// container's as a TTL node (zookeeper.emulate353TTLNodes): the layout ZooKeeper 3.5.3
+	// wrote its TTL nodes in (the top bit and the TTL), which later versions otherwise
+	// take for the ephemerals of a session that is gone. New TTL nodes keep the 3.5.4+
+	// layout, as in ZooKeeper.
+	Emulate353TTL bool
 	// ContainerMaxNeverUsed, if > 0, makes a container that never had a child a cleanup
 	// candidate once its mtime is that many ms old
 	// (znode.container.maxNeverUsedIntervalMs; ZooKeeper's default 0 keeps it forever).

@@ -43,3 +43,55 @@ func ZKStateOf(s *State) *ZKState {
 	st.LastZxid = s.Zxid
 	return st
 }
+
+// KillDeadSessions deletes the ephemerals of sessions the state does not hold, as
+// ZooKeeper does when it loads its data (ZooKeeperServer.loadData kills every session
+// that owns an ephemeral but is not among the snapshot's sessions): an ephemeral whose
+// session had gone when the snapshot was taken, or a node whose owner opts does not read
+// as a TTL or a container (a 3.5.3 TTL node without zookeeper.emulate353TTLNodes). Each
+// deletion sets its parent's pzxid to the state's zxid if that is higher (deleteNode at
+// the last processed zxid); the parent's cversion is unchanged. It returns how many
+// nodes went. A node with children is left (an ephemeral has none).
+func (st *ZKState) KillDeadSessions(opts datatree.Options) int {
+	live := make(map[int64]bool, len(st.Sessions))
+	for _, s := range st.Sessions {
+		live[s.ID] = true
+	}
+	var dead map[string]bool
+	for _, n := range st.Nodes {
+		if opts.SessionOwner(n.EphemeralOwner) && !live[n.EphemeralOwner] {
+			if dead == nil {
+				dead = map[string]bool{}
+			}
+			dead[n.Path] = true
+		}
+	}
+	if len(dead) > 0 {
+		for _, n := range st.Nodes {
+			if parent, _, ok := zkSplitPath(n.Path); ok && dead[parent] {
+				delete(dead, parent) // has a child: left
+			}
+		}
+	}
+	if len(dead) == 0 {
+		return 0
+	}
+	parents := map[string]bool{}
+	for p := range dead {
+		parent, _, _ := zkSplitPath(p)
+		parents[parent] = true
+	}
+	kept := st.Nodes[:0]
+	for _, n := range st.Nodes {
+		if dead[n.Path] {
+			continue
+		}
+		if parents[n.Path] && st.LastZxid > n.Pzxid {
+			n.Pzxid = st.LastZxid
+		}
+		kept = append(kept, n)
+	}
+	clear(st.Nodes[len(kept):])
+	st.Nodes = kept
+	return len(dead)
+}

@@ -439,3 +439,37 @@ func TestReadZooKeeperRefusesLogsWithoutSnapshot(t *testing.T) {
 		t.Fatalf("logs without a snapshot: err %v, want a refusal that says how to go on", err)
 	}
 }
+
+// KillDeadSessions drops the ephemerals of sessions the state does not hold, as
+// ZooKeeper's load does, raises their parents' pzxid to the state's zxid, and leaves a
+// live session's ephemeral, a TTL node, a container and a node with children.
+func TestKillDeadSessions(t *testing.T) {
+	st := &ZKState{LastZxid: 9, Sessions: []ZKSession{{ID: 7, Timeout: 4000}}, Nodes: []ZKNode{
+		{Path: "/", ACL: zktOpen, Pzxid: 3},
+		{Path: "/a", ACL: zktOpen, Pzxid: 11},
+		{Path: "/a/dead", ACL: zktOpen, EphemeralOwner: 8},
+		{Path: "/a/live", ACL: zktOpen, EphemeralOwner: 7},
+		{Path: "/b", ACL: zktOpen, EphemeralOwner: 8},
+		{Path: "/b/child", ACL: zktOpen},
+		{Path: "/container", ACL: zktOpen, EphemeralOwner: math.MinInt64},
+		{Path: "/ttl", ACL: zktOpen, EphemeralOwner: zkExtendedMask | 1000},
+		{Path: "/ttl353", ACL: zktOpen, EphemeralOwner: math.MinInt64 | 1000},
+	}}
+	if n := st.KillDeadSessions(datatree.Options{ExtendedTypes: true, Emulate353TTL: true}); n != 1 {
+		t.Fatalf("killed %d, want 1 (/a/dead)", n)
+	}
+	var paths []string
+	for _, n := range st.Nodes {
+		paths = append(paths, n.Path)
+	}
+	if got := strings.Join(paths, " "); got != "/ /a /a/live /b /b/child /container /ttl /ttl353" {
+		t.Fatalf("left %s", got)
+	}
+	if st.Nodes[1].Pzxid != 11 || st.Nodes[0].Pzxid != 3 {
+		t.Fatalf("pzxids %d %d: /a's is higher than the state's zxid and stays, the root had no deletion", st.Nodes[1].Pzxid, st.Nodes[0].Pzxid)
+	}
+	// Without the emulation a 3.5.3 TTL node is a session's ephemeral, and that session is gone.
+	if n := st.KillDeadSessions(datatree.Options{ExtendedTypes: true}); n != 1 || st.Nodes[0].Pzxid != 9 {
+		t.Fatalf("killed %d, root pzxid %d; want /ttl353 gone and the root's pzxid 9", n, st.Nodes[0].Pzxid)
+	}
+}

@@ -33,9 +33,12 @@ type Config struct {
 	MaxClientCnxns    int           // per client IP; 0 = unlimited
 	// MaxCnxns (maxCnxns, zookeeper.maxCnxns) limits the client connections of every
 	// address together, four-letter words included; 0 (the default) is unlimited.
-	MaxCnxns               int
-	FourLetterWhitelist    []string // "*" = all
-	ExtendedTypes          bool
+	MaxCnxns            int
+	FourLetterWhitelist []string // "*" = all
+	ExtendedTypes       bool
+	// Emulate353TTLNodes (zookeeper.emulate353TTLNodes): read the TTL nodes ZooKeeper
+	// 3.5.3 wrote as TTL nodes (datatree.Options.Emulate353TTL).
+	Emulate353TTLNodes     bool
 	MaxBuffer              int
 	ContainerCheckInterval time.Duration
 	// ContainerMaxNeverUsed (znode.container.maxNeverUsedIntervalMs, 0: never): a

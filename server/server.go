@@ -111,7 +111,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	qc := quorum.DefaultConfig(persistence.StoreDir(s.cfg.DataDir))
-	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, X509: s.cfg.x509Registered(), NoDigest: s.cfg.DigestDisabled,
+	qc.Tree = datatree.Options{ExtendedTypes: s.cfg.ExtendedTypes, Emulate353TTL: s.cfg.Emulate353TTLNodes, X509: s.cfg.x509Registered(), NoDigest: s.cfg.DigestDisabled,
 		SASL: s.cfg.SASL.AuthProvider, SASLAnyUser: s.cfg.SASL.AnyUser, OnQuota: s.quotaExceeded}
 	qc.EnforceQuota = s.cfg.EnforceQuota
 	qc.DistrustEmptyStore = s.cfg.distrustEmptyStore(s.log)

@@ -33,6 +33,7 @@ var envKeys = []struct{ env, key string }{
 var systemProperties = map[string]bool{
 	"readonlymode.enabled":                               true,
 	"zookeeper.extendedTypesEnabled":                     true,
+	"zookeeper.emulate353TTLNodes":                       true,
 	"zookeeper.enforceQuota":                             true,
 	"zookeeper.enableExistsACLCheck":                     true, // zkraft's own (docs/compatibility.md)
 	"jute.maxbuffer":                                     true,

@@ -88,7 +88,11 @@ func newImportCommand() *cobra.Command {
 					"snapshot are there: import into a new data dir again with --zookeeper-log-dir.\n",
 					zst.Snapshot, zst.LastZxid)
 			}
-			opts := datatree.Options{ExtendedTypes: cfg.ExtendedTypes}
+			opts := datatree.Options{ExtendedTypes: cfg.ExtendedTypes, Emulate353TTL: cfg.Emulate353TTLNodes}
+			if n := zst.KillDeadSessions(opts); n > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%d ephemeral nodes of sessions that had ended are left out, as ZooKeeper "+
+					"deletes them when it loads its data\n", n)
+			}
 			st, err := zst.ToState(opts)
 			if err != nil {
 				return err
@@ -116,7 +120,7 @@ func newExportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := quorum.LoadOffline(persistence.StoreDir(cfg.DataDir), datatree.Options{ExtendedTypes: cfg.ExtendedTypes})
+			st, err := quorum.LoadOffline(persistence.StoreDir(cfg.DataDir), datatree.Options{ExtendedTypes: cfg.ExtendedTypes, Emulate353TTL: cfg.Emulate353TTLNodes})
 			if err != nil {
 				return err
 			}
@@ -172,7 +176,7 @@ func newRestoreCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := quorum.LoadOffline(persistence.StoreDir(from), datatree.Options{ExtendedTypes: cfg.ExtendedTypes})
+			st, err := quorum.LoadOffline(persistence.StoreDir(from), datatree.Options{ExtendedTypes: cfg.ExtendedTypes, Emulate353TTL: cfg.Emulate353TTLNodes})
 			if err != nil {
 				return err
 			}

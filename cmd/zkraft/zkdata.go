@@ -71,7 +71,11 @@ func adoptZooKeeperData(cmd *cobra.Command, cfg server.Config, log *slog.Logger)
 	if rerr != nil {
 		return fmt.Errorf("importing ZooKeeper's data from %s: %w", cfg.DataDir, rerr)
 	}
-	st, rerr := zst.ToState(datatree.Options{ExtendedTypes: cfg.ExtendedTypes})
+	opts := datatree.Options{ExtendedTypes: cfg.ExtendedTypes, Emulate353TTL: cfg.Emulate353TTLNodes}
+	if n := zst.KillDeadSessions(opts); n > 0 {
+		log.Info("ephemeral nodes of sessions that had ended are left out, as ZooKeeper deletes them when it loads its data", "count", n)
+	}
+	st, rerr := zst.ToState(opts)
 	if rerr != nil {
 		return fmt.Errorf("importing ZooKeeper's data from %s: %w", cfg.DataDir, rerr)
 	}

@@ -45,6 +45,8 @@ var zooCfgKeys = map[string]func(c *server.Config, v string) error{
 	},
 	"extendedTypesEnabled":                               propertyBool(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
 	"zookeeper.extendedTypesEnabled":                     propertyBool(func(c *server.Config, b bool) { c.ExtendedTypes = b }),
+	"emulate353TTLNodes":                                 propertyBool(func(c *server.Config, b bool) { c.Emulate353TTLNodes = b }),
+	"zookeeper.emulate353TTLNodes":                       propertyBool(func(c *server.Config, b bool) { c.Emulate353TTLNodes = b }),
 	"enforceQuota":                                       propertyBool(func(c *server.Config, b bool) { c.EnforceQuota = b }),
 	"zookeeper.enforceQuota":                             propertyBool(func(c *server.Config, b bool) { c.EnforceQuota = b }),
 	"reconfigEnabled":                                    configBool(func(c *server.Config, b bool) { c.ReconfigEnabled = b }),
