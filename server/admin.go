@@ -187,11 +187,16 @@ func (s *Server) adminHandler() http.Handler {
 	restore := map[string]bool{base + "/restore": true, base + "/rest": true}
 	methods := jettyMethods(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && restore[r.URL.Path] {
+		switch {
+		case r.Method == http.MethodPost && restore[r.URL.Path]:
 			s.serveAdminRestore(w, r)
-			return
+		case r.Method == http.MethodOptions && restore[r.URL.Path]:
+			// What 3.9's servlet, which serves GET and POST, lists.
+			w.Header().Set("Allow", "GET, HEAD, POST, TRACE, OPTIONS")
+			w.WriteHeader(http.StatusOK)
+		default:
+			methods.ServeHTTP(w, r)
 		}
-		methods.ServeHTTP(w, r)
 	})
 }
 

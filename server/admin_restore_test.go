@@ -195,6 +195,9 @@ func TestAdminRestoreRefusals(t *testing.T) {
 	if status, _, body := adminGet(t, base+"restore", "digest x:y"); status != 405 {
 		t.Fatalf("GET restore: %d %s", status, body)
 	}
+	if status, hdr, _ := adminRequest(t, "OPTIONS", base+"restore", "", nil); status != 200 || !strings.Contains(hdr.Get("Allow"), "POST") {
+		t.Fatalf("OPTIONS restore: %d, Allow %q", status, hdr.Get("Allow"))
+	}
 	before := s.node.FSM.LastZxid()
 	bad := append([]byte(nil), snap...)
 	bad[len(bad)/2] ^= 0xff
