@@ -38,9 +38,9 @@ var ErrRestoreNotLeader = errors.New("this member does not lead; send the restor
 
 // RestoreState replaces every member's tree and sessions with st, except the
 // /zookeeper/config node, which keeps this cluster's membership. It returns the zxid the
-// state now has. The sessions keep their ids and timeouts; their passwords are
-// ZooKeeper's (session.ZooKeeperPassword), and every one gets a full timeout on the
-// leader. Writes in flight fail (raft.ErrAbortedByRestore) and every member's clients
+// state now has. The sessions keep their ids and timeouts; a session the cluster holds
+// now keeps its password, any other gets ZooKeeper's (session.ZooKeeperPassword), and
+// every one gets a full timeout on the leader. Writes in flight fail (raft.ErrAbortedByRestore) and every member's clients
 // are disconnected, as after a snapshot install.
 func (n *Node) RestoreState(st *persistence.ZKState, timeout time.Duration) (int64, error) {
 	if !n.IsLeader() {
@@ -51,6 +51,7 @@ func (n *Node) RestoreState(st *persistence.ZKState, timeout time.Duration) (int
 	if err != nil {
 		return 0, err
 	}
+	state.Sessions = keepPasswords(state.Sessions, n.FSM)
 	last := n.raft.LastIndex()
 	zxid := last + restoreIndexGap + 1
 	b, err := persistence.EncodeState(int64(zxid), state.Tree, state.Sessions)
@@ -67,6 +68,24 @@ func (n *Node) RestoreState(st *persistence.ZKState, timeout time.Duration) (int
 		return int64(zxid), fmt.Errorf("restore: the state has zxid 0x%x, raft gave its snapshot index %s", zxid, got)
 	}
 	return int64(zxid), nil
+}
+
+// keepPasswords gives every session of restored that fsm holds now the password it has
+// there: a snapshot carries no passwords, and a client whose session survives the
+// restore (a backup of this cluster, restored while the client runs) resumes it with
+// the password zkraft gave it, as a ZooKeeper client resumes with the one ZooKeeper
+// derives from the id.
+func keepPasswords(restored *session.Table, fsm *FSM) *session.Table {
+	out := session.NewTable()
+	fsm.Read(func(_ *datatree.Tree, cur *session.Table) {
+		for _, s := range restored.All() {
+			if c, ok := cur.Get(s.ID); ok && c.Password != nil {
+				s.Password = c.Password // Add copies it
+			}
+			out.Add(s)
+		}
+	})
+	return out
 }
 
 // keepConfig puts the running cluster's /zookeeper/config (data, stat and ACL) into st in

@@ -148,6 +148,19 @@ func TestAdminRestoreReplacesTheState(t *testing.T) {
 		t.Fatal("a connection of the old state still answers after the restore")
 	}
 	c := checkRestored(t, s.Addr().String(), f.eph.sid)
+	// The client's session was held before the restore and is in the snapshot: it
+	// resumes with the password zkraft gave it. The short session had closed before the
+	// restore: it came back with ZooKeeper's password, not the one it had.
+	back := dial(t, s.Addr().String())
+	if r := back.tryConnect(jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 10000, SessionId: f.client.sid, Passwd: f.client.pw}}); r == nil || r.SessionId != f.client.sid || r.TimeOut <= 0 {
+		t.Fatalf("the client's session after the restore: %+v, want it resumed", r)
+	}
+	if h := back.call(jute.OpExists, &jute.ExistsRequest{Path: "/gone"}, &jute.ExistsResponse{}); h.Err != 0 {
+		t.Fatalf("exists /gone through the resumed session: %d", h.Err)
+	}
+	if r := dial(t, s.Addr().String()).tryConnect(jute.Connect{ConnectRequest: jute.ConnectRequest{TimeOut: 1000, SessionId: f.eph.sid, Passwd: f.eph.pw}}); r != nil && r.TimeOut > 0 {
+		t.Fatalf("a session not held before the restore resumed with its old password: %+v", r)
+	}
 	var cr jute.CreateResponse
 	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/after", Acl: openACL}, &cr); h.Err != 0 {
 		t.Fatalf("create after the restore: %d", h.Err)
