@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/zkraft/zkraft/persistence"
+	"github.com/zkraft/zkraft/session"
 )
 
 // Node is one server's Raft member with its state machine.
@@ -420,6 +421,16 @@ func (n *Node) Touch(id int64, timeout int32) {
 		return
 	}
 	n.duties.touch(id, timeout)
+}
+
+// SessionBuckets returns the leader's session deadlines grouped by bucket, earliest
+// first, and true; a member that does not lead keeps no deadlines and returns false.
+func (n *Node) SessionBuckets() ([]session.Bucket, bool) {
+	t := n.duties.current()
+	if t == nil {
+		return nil, false
+	}
+	return t.Buckets(), true
 }
 
 // Forget stops tracking a session this server closed.

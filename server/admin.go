@@ -130,21 +130,24 @@ func (s *Server) adminHandler() http.Handler {
 	if base == "/" {
 		base = "/commands"
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		// Sorted by name, as ZooKeeper lists them.
-		names := []string{"restore", "snapshot"}
-		for _, c := range adminCommands {
-			names = append(names, c.names[0])
+	// Routed by prefix, not by a ServeMux, which would redirect a path it cleans: Jetty
+	// hands "/commands//stat" to the servlet, which answers Unknown command "/stat".
+	commands := jettyMethods(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, base)
+		if name == "" || name == "/" {
+			// As CommandServlet's printCommandLinks: no Content-Type, sorted by name.
+			w.Header()["Content-Type"] = nil
+			names := []string{"restore", "snapshot"}
+			for _, c := range adminCommands {
+				names = append(names, c.names[0])
+			}
+			slices.Sort(names)
+			for _, n := range names {
+				fmt.Fprintf(w, "<a href=\"%s/%s\">%s</a>\n<br/>\n", base, n, n)
+			}
+			return
 		}
-		slices.Sort(names)
-		for _, n := range names {
-			fmt.Fprintf(w, "<a href=\"%s/%s\">%s</a>\n<br/>\n", base, n, n)
-		}
-	})
-	mux.HandleFunc(base+"/", func(w http.ResponseWriter, r *http.Request) {
-		name := strings.TrimPrefix(r.URL.Path, base+"/")
+		name = name[1:]
 		if name == "snapshot" || name == "snap" {
 			s.serveAdminSnapshot(w, r)
 			return
@@ -173,7 +176,8 @@ func (s *Server) adminHandler() http.Handler {
 			}
 		}
 		writeAdminJSON(w, jacksonJSON(out, ownError))
-	})
+	}))
+	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
 		if why := s.notReady(); why != "" {
@@ -185,7 +189,7 @@ func (s *Server) adminHandler() http.Handler {
 	// restore is the one command served on POST (3.9's PostCommand); POST to any other
 	// path is refused as 3.8's servlets refuse it.
 	restore := map[string]bool{base + "/restore": true, base + "/rest": true}
-	methods := jettyMethods(mux)
+	others := jettyMethods(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodPost && restore[r.URL.Path]:
@@ -194,8 +198,10 @@ func (s *Server) adminHandler() http.Handler {
 			// What 3.9's servlet, which serves GET and POST, lists.
 			w.Header().Set("Allow", "GET, HEAD, POST, TRACE, OPTIONS")
 			w.WriteHeader(http.StatusOK)
+		case r.URL.Path == base || strings.HasPrefix(r.URL.Path, base+"/"):
+			commands.ServeHTTP(w, r)
 		default:
-			methods.ServeHTTP(w, r)
+			others.ServeHTTP(w, r)
 		}
 	})
 }
@@ -331,13 +337,16 @@ func (s *Server) adminEnvi() map[string]any {
 
 func (s *Server) adminDump() map[string]any {
 	f := s.dumpFacts()
+	// Keyed by deadline on the clock ZooKeeper's ExpiryQueue reads (System.nanoTime in
+	// milliseconds); a follower keeps no deadlines and, as LearnerSessionTracker, lists
+	// none.
 	byExpiry := map[string]any{}
-	if len(f.sessions) > 0 {
+	for _, bk := range f.buckets {
 		ids := []any{}
-		for _, ss := range f.sessions {
-			ids = append(ids, ss.ID)
+		for _, id := range bk.IDs {
+			ids = append(ids, id)
 		}
-		byExpiry["0"] = ids // zkraft keeps deadlines on the leader only
+		byExpiry[strconv.FormatInt(elapsedMillis(bk.At), 10)] = ids
 	}
 	ephemerals := map[string]any{}
 	for _, e := range f.ephemerals {

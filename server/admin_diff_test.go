@@ -530,8 +530,9 @@ func adminConfig(port int, kv ...string) map[string]string {
 }
 
 // get_trace_mask and set_trace_mask answer as ZooKeeper 3.8's, share their mask with the
-// four-letter words gtmk and stmk, and the command list at /commands names the same
-// commands (zkraft adds 3.9's snapshot).
+// four-letter words gtmk and stmk, and the command list at /commands (and /commands/)
+// names the same commands (zkraft adds 3.9's restore and snapshot), with no Content-Type;
+// /commands//stat asks for a command named "/stat".
 func TestAdminTraceMaskMatchesZooKeeper(t *testing.T) {
 	t.Parallel()
 	requireClient(t, "ZooKeeper 3.8 and java", ztest.Available() == nil)
@@ -550,7 +551,16 @@ func TestAdminTraceMaskMatchesZooKeeper(t *testing.T) {
 			m, keys := jsonKeys(t, body)
 			out = append(out, fmt.Sprintf("%s: %d %v command=%v error=%v tracemask=%v", step, code, keys, m["command"], m["error"], m["tracemask"]))
 		}
-		_, list := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands", port))
+		_, hdr, listBody := adminGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands", port), "")
+		list := string(listBody)
+		out = append(out, "/commands Content-Type: "+hdr.Get("Content-Type"))
+		// With a trailing slash, the same list; a doubled slash names a command "/stat".
+		if _, slash := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/", port)); slash != list {
+			out = append(out, "/commands/ differs from /commands: "+slash)
+		}
+		code, body := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands//stat", port))
+		m, _ := jsonKeys(t, body)
+		out = append(out, fmt.Sprintf("/commands//stat: %d command=%v error=%v", code, m["command"], m["error"]))
 		var names []string
 		for _, line := range strings.Split(list, "\n") {
 			if name, ok := strings.CutPrefix(line, `<a href="/commands/`); ok {

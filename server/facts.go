@@ -245,6 +245,8 @@ func (s *Server) watchesByPath() []pathSessions {
 // timeouts), the ephemeral nodes of each session in session order, and the connections.
 type dumpFacts struct {
 	sessions   []session.Session
+	buckets    []session.Bucket // the leader's (or a standalone server's) deadlines
+	tracks     bool             // buckets are this server's: it leads
 	ephemerals []sessionPaths
 	conns      []connFacts
 }
@@ -260,6 +262,7 @@ func (s *Server) dumpFacts() dumpFacts {
 		f.ephemerals = append(f.ephemerals, sessionPaths{id, paths})
 	}
 	sort.Slice(f.ephemerals, func(i, j int) bool { return f.ephemerals[i].sid < f.ephemerals[j].sid })
+	f.buckets, f.tracks = s.node.SessionBuckets()
 	f.conns = s.connFacts()
 	return f
 }

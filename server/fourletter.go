@@ -278,13 +278,26 @@ func (s *Server) writeWchp(b *strings.Builder) {
 func (s *Server) writeDump(b *strings.Builder) {
 	f := s.dumpFacts()
 	b.WriteString("SessionTracker dump:\n")
-	if len(f.sessions) == 0 {
-		b.WriteString("Session Sets (0)/(0):\n")
+	if f.tracks {
+		// The leader's tracker, as SessionTrackerImpl prints its ExpiryQueue: buckets by
+		// deadline, each with the time it falls due as Java's Date prints it.
+		n := 0
+		for _, bk := range f.buckets {
+			n += len(bk.IDs)
+		}
+		fmt.Fprintf(b, "Session Sets (%d)/(%d):\n", len(f.buckets), n)
+		for _, bk := range f.buckets {
+			fmt.Fprintf(b, "%d expire at %s:\n", len(bk.IDs), bk.At.Format(javaDateLayout))
+			for _, id := range bk.IDs {
+				fmt.Fprintf(b, "\t0x%x\n", uint64(id))
+			}
+		}
 	} else {
-		fmt.Fprintf(b, "Session Sets (1)/(%d):\n", len(f.sessions))
-		b.WriteString("sessions with timeout:\n")
+		// A follower keeps no deadlines: it lists the sessions it knows with their
+		// timeouts, as LearnerSessionTracker does.
+		fmt.Fprintf(b, "Global Sessions(%d):\n", len(f.sessions))
 		for _, ss := range f.sessions {
-			fmt.Fprintf(b, "\t0x%x\t%dms\n", uint64(ss.ID), ss.Timeout)
+			fmt.Fprintf(b, "0x%x\t%dms\n", uint64(ss.ID), ss.Timeout)
 		}
 	}
 	b.WriteString("ephemeral nodes dump:\n")

@@ -165,3 +165,29 @@ func (q *ExpiryQueue) Clear() {
 	clear(q.bucketOf)
 	clear(q.buckets)
 }
+
+// Bucket is the sessions that expire together at At, ids sorted.
+type Bucket struct {
+	At  time.Time
+	IDs []int64
+}
+
+// Buckets returns the queue's non-empty buckets, earliest first: what ZooKeeper's dump
+// prints of its ExpiryQueue.
+func (q *ExpiryQueue) Buckets() []Bucket {
+	ns := make([]int64, 0, len(q.buckets))
+	for n := range q.buckets {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	out := make([]Bucket, 0, len(ns))
+	for _, n := range ns {
+		ids := make([]int64, 0, len(q.buckets[n]))
+		for id := range q.buckets[n] {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		out = append(out, Bucket{At: q.bucketTime(n), IDs: ids})
+	}
+	return out
+}

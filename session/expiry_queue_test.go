@@ -2,6 +2,7 @@ package session
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -144,6 +145,27 @@ func TestExpiryQueueClear(t *testing.T) {
 	}
 	if d := q.Touch(1, time.Second, at(10)); !d.Equal(at(2000)) {
 		t.Fatalf("after Clear: %v", d.Sub(t0))
+	}
+}
+
+func TestExpiryQueueBuckets(t *testing.T) {
+	q := NewExpiryQueue(time.Second)
+	if got := q.Buckets(); len(got) != 0 {
+		t.Fatalf("empty queue: %v", got)
+	}
+	q.Touch(9, 3*time.Second, at(0))
+	q.Touch(2, time.Second, at(100))
+	q.Touch(5, 3*time.Second, at(500))
+	q.Touch(7, time.Second, at(0))
+	got := q.Buckets()
+	want := []Bucket{{at(2000), []int64{2, 7}}, {at(4000), []int64{5, 9}}}
+	if len(got) != len(want) {
+		t.Fatalf("buckets: %v", got)
+	}
+	for i := range want {
+		if !got[i].At.Equal(want[i].At) || !slices.Equal(got[i].IDs, want[i].IDs) {
+			t.Fatalf("bucket %d: %v, want %v", i, got[i], want[i])
+		}
 	}
 }
 

@@ -94,6 +94,13 @@ func (t *Tracker) Deadline(id int64) (time.Time, bool) {
 	return t.q.Deadline(id)
 }
 
+// Buckets returns the tracked sessions grouped by deadline, earliest first.
+func (t *Tracker) Buckets() []Bucket {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.q.Buckets()
+}
+
 // Len is the number of tracked sessions.
 func (t *Tracker) Len() int {
 	t.mu.Lock()
