@@ -46,6 +46,7 @@ func TestLeaderServesNo(t *testing.T) {
 	for i := range tc.servers {
 		if i != l {
 			followers = append(followers, tc.addr(i))
+			tc.awaitSrvr(i, "Mode: follower") // it may not have synced with the leader yet
 			if got := askFourLetter(t, tc.addr(i), "isro"); got != "rw" {
 				t.Fatalf("follower %d: isro %q", i+1, got)
 			}
