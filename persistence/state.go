@@ -53,15 +53,23 @@ func StateHeader(zxid int64, sessions *session.Table) ([]byte, error) {
 // EncodeState encodes a whole state snapshot at once (the tree through a Frozen view, so
 // the caller holds the tree's write exclusion).
 func EncodeState(zxid int64, tree *datatree.Tree, sessions *session.Table) ([]byte, error) {
-	head, err := StateHeader(zxid, sessions)
-	if err != nil {
-		return nil, err
-	}
-	buf := bytes.NewBuffer(head)
-	if err := tree.WriteSnapshot(buf); err != nil {
+	var buf bytes.Buffer
+	if err := WriteState(&buf, zxid, tree, sessions); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// WriteState writes a whole state snapshot to w, as EncodeState encodes it.
+func WriteState(w io.Writer, zxid int64, tree *datatree.Tree, sessions *session.Table) error {
+	head, err := StateHeader(zxid, sessions)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	return tree.WriteSnapshot(w)
 }
 
 // ReadState decodes a state machine snapshot; every error says what is wrong with it.

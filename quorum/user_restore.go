@@ -1,9 +1,13 @@
 package quorum
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -38,9 +42,10 @@ var ErrRestoreNotLeader = errors.New("this member does not lead; send the restor
 
 // RestoreState replaces every member's tree and sessions with st, except the
 // /zookeeper/config node, which keeps this cluster's membership. It returns the zxid the
-// state now has. The sessions keep their ids and timeouts; a session the cluster holds
-// now keeps its password, any other gets ZooKeeper's (session.ZooKeeperPassword), and
-// every one gets a full timeout on the leader. Writes in flight fail (raft.ErrAbortedByRestore) and every member's clients
+// state now has; st's nodes are used up (st.Nodes is nil after). The sessions keep
+// their ids and timeouts; a session the cluster holds now keeps its password, any other
+// gets ZooKeeper's (session.ZooKeeperPassword), and every one gets a full timeout on the
+// leader. Writes in flight fail (raft.ErrAbortedByRestore) and every member's clients
 // are disconnected, as after a snapshot install.
 func (n *Node) RestoreState(st *persistence.ZKState, timeout time.Duration) (int64, error) {
 	if !n.IsLeader() {
@@ -51,15 +56,25 @@ func (n *Node) RestoreState(st *persistence.ZKState, timeout time.Duration) (int
 	if err != nil {
 		return 0, err
 	}
+	// st's nodes, the tree just built and the state encoded are each about the size of
+	// the tree: st is let go and the encoding goes to a file, and the garbage is
+	// collected between the steps, so the leader holds about two trees at a time (the
+	// one it serves and the one raft installs), not four or five.
+	st.Nodes = nil
+	runtime.GC()
 	state.Sessions = keepPasswords(state.Sessions, n.FSM)
 	last := n.raft.LastIndex()
 	zxid := last + restoreIndexGap + 1
-	b, err := persistence.EncodeState(int64(zxid), state.Tree, state.Sessions)
+	f, size, err := writeStateFile(n.cfg.DataDir, int64(zxid), state)
 	if err != nil {
 		return 0, err
 	}
-	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Index: zxid - 1, Size: int64(len(b))}
-	if err := n.raft.Restore(meta, bytes.NewReader(b), timeout); err != nil {
+	defer os.Remove(f.Name())
+	defer f.Close()
+	state = nil
+	runtime.GC()
+	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Index: zxid - 1, Size: size}
+	if err := n.raft.Restore(meta, f, timeout); err != nil {
 		return 0, fmt.Errorf("restore: %w", err)
 	}
 	// raft numbered the snapshot as the state says, unless it changed how it numbers one
@@ -68,6 +83,37 @@ func (n *Node) RestoreState(st *persistence.ZKState, timeout time.Duration) (int
 		return int64(zxid), fmt.Errorf("restore: the state has zxid 0x%x, raft gave its snapshot index %s", zxid, got)
 	}
 	return int64(zxid), nil
+}
+
+// writeStateFile writes state, with zxid, to a new file in dir and returns it open at its
+// start, with its size; the caller closes it. The file is unlinked at once (where the
+// system allows it), so a crash leaves nothing behind; the caller removes it too.
+func writeStateFile(dir string, zxid int64, state *persistence.State) (*os.File, int64, error) {
+	f, err := os.CreateTemp(dir, "restore-*.tmp")
+	if err != nil {
+		return nil, 0, fmt.Errorf("restore: %w", err)
+	}
+	os.Remove(f.Name())
+	fail := func(err error) (*os.File, int64, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, 0, fmt.Errorf("restore: writing the state: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := persistence.WriteState(w, zxid, state.Tree, state.Sessions); err != nil {
+		return fail(err)
+	}
+	if err := w.Flush(); err != nil {
+		return fail(err)
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	return f, size, nil
 }
 
 // keepPasswords gives every session of restored that fsm holds now the password it has

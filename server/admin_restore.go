@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -62,7 +64,7 @@ func (s *Server) serveAdminRestore(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusTooManyRequests, nil, nil)
 		return
 	}
-	zxid, err := s.restoreFrom(r.Body)
+	zxid, err := s.restoreFrom(r.Body, r.ContentLength)
 	if err != nil {
 		s.log.Warn("restore admin command failed", "err", err)
 		answer(http.StatusInternalServerError, err.Error(), nil)
@@ -71,17 +73,25 @@ func (s *Server) serveAdminRestore(w http.ResponseWriter, r *http.Request) {
 	answer(http.StatusOK, nil, map[string]any{"last_zxid": zxid})
 }
 
-// restoreFrom reads a ZooKeeper snapshot from body and makes it the state.
-func (s *Server) restoreFrom(body io.Reader) (int64, error) {
+// maxRestorePrealloc caps the buffer a restore's Content-Length makes ready at once.
+const maxRestorePrealloc = 1 << 30
+
+// restoreFrom reads a ZooKeeper snapshot from body (of size bytes, -1 when unknown)
+// and makes it the state.
+func (s *Server) restoreFrom(body io.Reader, size int64) (int64, error) {
 	start := time.Now()
-	b, err := io.ReadAll(body)
-	if err != nil {
+	// Read into one buffer of the announced size where there is one, not one that grows
+	// by copies (each as large as the snapshot).
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), maxRestorePrealloc)+bytes.MinRead))
+	if _, err := buf.ReadFrom(body); err != nil {
 		return 0, fmt.Errorf("reading the snapshot: %w", err)
 	}
-	st, err := persistence.ReadZooKeeperSnapshot(b)
+	st, err := persistence.ReadZooKeeperSnapshot(buf.Bytes())
 	if err != nil {
 		return 0, fmt.Errorf("not a ZooKeeper snapshot: %w", err)
 	}
+	buf = nil
+	runtime.GC() // the snapshot's bytes are garbage now, as large as the parse: collect before the tree is built
 	snapZxid := st.LastZxid
 	var nodesBefore, sessionsBefore int
 	s.node.FSM.Read(func(t *datatree.Tree, ss *session.Table) { nodesBefore, sessionsBefore = t.NodeCount(), ss.Len() })
