@@ -10,6 +10,7 @@ import (
 	"hash/adler32"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -200,6 +201,11 @@ func ReadZooKeeperSnapshot(b []byte) (*ZKState, error) {
 	if err != nil {
 		return nil, err
 	}
+	b = nil
+	// The parsed tree and the list made of it are each about the size of the file: a
+	// caller that keeps no reference to b (the restore command's) gets its memory back
+	// before the list is made.
+	runtime.GC()
 	t.addSystemNodes()
 	st := t.state(t.lastZxid)
 	st.preordered = true

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -52,16 +52,19 @@ func (n *Node) RestoreState(st *persistence.ZKState, timeout time.Duration) (int
 		return 0, ErrRestoreNotLeader
 	}
 	keepConfig(st, n.FSM)
+	// st's nodes, the tree built of them and the state encoded are each about the size
+	// of the tree: st is let go once the tree is built, the encoding goes to a file, and
+	// between the steps the garbage goes back to the system (the tree's nodes live
+	// outside the Go heap, so memory the heap keeps would not be reused for them). The
+	// leader then holds about two trees at a time (the one it serves and the one raft
+	// installs), not four or five.
+	debug.FreeOSMemory()
 	state, err := st.ToState(n.FSM.opts)
 	if err != nil {
 		return 0, err
 	}
-	// st's nodes, the tree just built and the state encoded are each about the size of
-	// the tree: st is let go and the encoding goes to a file, and the garbage is
-	// collected between the steps, so the leader holds about two trees at a time (the
-	// one it serves and the one raft installs), not four or five.
 	st.Nodes = nil
-	runtime.GC()
+	debug.FreeOSMemory()
 	state.Sessions = keepPasswords(state.Sessions, n.FSM)
 	last := n.raft.LastIndex()
 	zxid := last + restoreIndexGap + 1
@@ -72,7 +75,7 @@ func (n *Node) RestoreState(st *persistence.ZKState, timeout time.Duration) (int
 	defer os.Remove(f.Name())
 	defer f.Close()
 	state = nil
-	runtime.GC()
+	debug.FreeOSMemory()
 	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Index: zxid - 1, Size: size}
 	if err := n.raft.Restore(meta, f, timeout); err != nil {
 		return 0, fmt.Errorf("restore: %w", err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -80,18 +79,15 @@ const maxRestorePrealloc = 1 << 30
 // and makes it the state.
 func (s *Server) restoreFrom(body io.Reader, size int64) (int64, error) {
 	start := time.Now()
-	// Read into one buffer of the announced size where there is one, not one that grows
-	// by copies (each as large as the snapshot).
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), maxRestorePrealloc)+bytes.MinRead))
-	if _, err := buf.ReadFrom(body); err != nil {
+	b, err := readSnapshotBody(body, size)
+	if err != nil {
 		return 0, fmt.Errorf("reading the snapshot: %w", err)
 	}
-	st, err := persistence.ReadZooKeeperSnapshot(buf.Bytes())
+	// b is not used after: the parse lets its memory go once it has read it.
+	st, err := persistence.ReadZooKeeperSnapshot(b)
 	if err != nil {
 		return 0, fmt.Errorf("not a ZooKeeper snapshot: %w", err)
 	}
-	buf = nil
-	runtime.GC() // the snapshot's bytes are garbage now, as large as the parse: collect before the tree is built
 	snapZxid := st.LastZxid
 	var nodesBefore, sessionsBefore int
 	s.node.FSM.Read(func(t *datatree.Tree, ss *session.Table) { nodesBefore, sessionsBefore = t.NodeCount(), ss.Len() })
@@ -115,4 +111,12 @@ func (s *Server) restoreFrom(body io.Reader, size int64) (int64, error) {
 		"nodes_before", nodesBefore, "sessions_before", sessionsBefore,
 		"nodes", nodes, "sessions", sessions, "took", time.Since(start).Round(time.Millisecond))
 	return zxid, nil
+}
+
+// readSnapshotBody reads body into one buffer of the announced size where there is one,
+// not one that grows by copies (each as large as the snapshot).
+func readSnapshotBody(body io.Reader, size int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), maxRestorePrealloc)+bytes.MinRead))
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
 }
