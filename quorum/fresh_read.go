@@ -46,6 +46,11 @@ import (
 //   - on a leader that sent durable notices in its term, the newest command of the term
 //     its log holds durably: a follower applies on a durable notice nothing past it.
 //
+// What a member has not yet received it cannot wait for: when the leader's messages for a
+// write reach the writer's member first and this one late (a loaded machine), a read here
+// may miss a write another follower already answered, as a ZooKeeper follower's read
+// misses a COMMIT it has not yet got. Only sync makes another client's write certain.
+//
 // A member over freshReadWindow entries behind (catching up after a restart) does not
 // wait, as waiting would not make it fresh. Raft's no-ops and barriers are never waited
 // for (a member does not apply them on notices that follow no command).
