@@ -117,10 +117,44 @@ func (f *Frozen) Next(max int) (out []byte, done bool) {
 		return nil, true
 	}
 	if !f.began {
-		f.began = true
 		f.header()
+	}
+	f.walk(max, f.node)
+	f.crc.Write(f.e.Buf)
+	if f.done {
+		f.e.Buf = binary.BigEndian.AppendUint32(f.e.Buf, f.crc.Sum32())
+	}
+	return f.e.Buf, f.done
+}
+
+// ACLs are the ACL lists in use at Freeze; Nodes gives each node's as an index into them.
+func (f *Frozen) ACLs() [][]jute.ACL { return f.acls }
+
+// Nodes calls fn with up to max more nodes, in pre-order with children in name order, as
+// they were at Freeze, and reports whether the walk is over. A node's Data is valid only
+// during fn and its ACL field is left nil: acl indexes ACLs. The caller keeps changes out
+// while Nodes runs. A Frozen is walked by Next or by Nodes, not both.
+func (f *Frozen) Nodes(max int, fn func(n StoredNode, acl int)) (done bool) {
+	f.walk(max, func(path string, v frozenNode) {
+		st := v.rec.stat()
+		fn(StoredNode{Path: path, Data: f.t.data(&v.rec),
+			Czxid: st.Czxid, Mzxid: st.Mzxid, Ctime: st.Ctime, Mtime: st.Mtime, Pzxid: st.Pzxid,
+			EphemeralOwner: st.EphemeralOwner, Version: st.Version, Cversion: st.Cversion, Aversion: st.Aversion},
+			int(f.index[v.rec.acl]))
+	})
+	return f.done
+}
+
+// walk visits up to max more nodes after the root (which the first call visits first),
+// and sets done once every node was visited.
+func (f *Frozen) walk(max int, visit func(path string, v frozenNode)) {
+	if f.done {
+		return
+	}
+	if !f.began {
+		f.began = true
 		root := f.view(f.t.root)
-		f.node("/", root)
+		visit("/", root)
 		f.stack = append(f.stack, frame{kids: root.kids, path: ""})
 	}
 	for written := 0; written < max && len(f.stack) > 0; {
@@ -132,18 +166,13 @@ func (f *Frozen) Next(max int) (out []byte, done bool) {
 		v := f.view(f.t.mem.node(top.kids[top.next]))
 		top.next++
 		path := top.path + "/" + f.t.name(&v.rec)
-		f.node(path, v)
+		visit(path, v)
 		written++
 		if len(v.kids) > 0 {
 			f.stack = append(f.stack, frame{kids: v.kids, path: path})
 		}
 	}
-	f.crc.Write(f.e.Buf)
-	if len(f.stack) == 0 {
-		f.e.Buf = binary.BigEndian.AppendUint32(f.e.Buf, f.crc.Sum32())
-		f.done = true
-	}
-	return f.e.Buf, f.done
+	f.done = len(f.stack) == 0
 }
 
 // header writes the magic, the version and the ACL table: every list in use at Freeze,

@@ -118,3 +118,56 @@ func TestSnapshotKeepsEmptyACL(t *testing.T) {
 		t.Fatal("digest differs")
 	}
 }
+
+// Nodes walks the tree as it was at Freeze, as Tree.Nodes lists it then (every field,
+// the ACL through ACLs), while the tree changes between its chunks.
+func TestFrozenNodesIgnoreLaterChanges(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		tr := busyTree(t)
+		var want []StoredNode
+		tr.Nodes(func(n StoredNode) { want = append(want, n) })
+		rng := rand.New(rand.NewPCG(seed, 9))
+		paths := allPaths(tr)
+		zxid := int64(20_000)
+		f, err := tr.Freeze()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []StoredNode
+		for done := false; !done; {
+			for i := rng.IntN(4); i > 0; i-- {
+				zxid++
+				p := paths[rng.IntN(len(paths))]
+				tx := Txn{Zxid: zxid, Time: zxid, Caller: anyone}
+				switch rng.IntN(4) {
+				case 0:
+					tr.Apply(tx, jute.OpSetData, &jute.SetDataRequest{Path: p, Data: []byte(fmt.Sprint(zxid)), Version: -1})
+				case 1:
+					tr.Apply(tx, jute.OpCreate, &jute.CreateRequest{Path: p + "/y", Acl: world})
+				case 2:
+					tr.Apply(tx, jute.OpDelete, &jute.DeleteRequest{Path: p, Version: -1})
+				default:
+					tr.Apply(tx, jute.OpSetACL, &jute.SetACLRequest{Path: p, Acl: aclOf(jute.PermAll, "ip", "10.1.1.1"), Version: -1})
+				}
+			}
+			done = f.Nodes(1+rng.IntN(7), func(n StoredNode, acl int) {
+				n.Data = bytes.Clone(n.Data)
+				n.ACL = f.ACLs()[acl]
+				got = append(got, n)
+			})
+		}
+		tr.Thaw(f)
+		if len(got) != len(want) {
+			t.Fatalf("seed %d: %d nodes, want %d", seed, len(got), len(want))
+		}
+		for i := range want {
+			w, g := want[i], got[i]
+			if len(w.ACL) == 0 && len(g.ACL) == 0 {
+				w.ACL, g.ACL = nil, nil
+			}
+			if fmt.Sprint(w) != fmt.Sprint(g) {
+				t.Fatalf("seed %d, node %d:\n got %+v\nwant %+v", seed, i, g, w)
+			}
+		}
+	}
+}

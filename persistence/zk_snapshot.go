@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/adler32"
 	"io"
 	"os"
@@ -213,30 +214,40 @@ func ReadZooKeeperSnapshot(b []byte) (*ZKState, error) {
 }
 
 // writeZKSnapshot writes nodes (pre-order, root first) and sessions in ZooKeeper's
-// snapshot format, with an empty digest section as 3.8 writes by default, and then
-// lastZxid and its seal, as 3.9 does with zookeeper.serializeLastProcessedZxid.enabled
-// (its default): 3.9's restore command reads the snapshot's zxid from there, 3.5-3.8
-// stop reading after the digest's seal, and the file still ends with a seal, as their
-// check of a snapshot's last bytes wants.
+// snapshot format (ZKSnapshotWriter).
 func writeZKSnapshot(w io.Writer, nodes []ZKNode, sessions []ZKSession, lastZxid int64) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	sum := adler32.New()
-	out := io.MultiWriter(bw, sum)
-	e := jute.Encoder{}
-	flush := func() error {
-		_, err := out.Write(e.Buf)
-		e.Buf = e.Buf[:0]
+	index, lists := zkACLNumbering(nodes)
+	z, err := NewZKSnapshotWriter(w, sessions, lists)
+	if err != nil {
 		return err
 	}
-	seal := func() error {
-		if err := flush(); err != nil {
+	for i := range nodes {
+		if err := z.Node(&nodes[i], index[i]); err != nil {
 			return err
 		}
-		e.Long(int64(sum.Sum32()))
-		e.String("/")
-		return flush()
 	}
+	return z.Close(lastZxid)
+}
 
+// A ZKSnapshotWriter writes a ZooKeeper snapshot a node at a time: the sessions and the
+// ACL cache, the nodes (pre-order, root first), then an empty digest section as 3.8
+// writes by default, and lastZxid and its seal, as 3.9 does with
+// zookeeper.serializeLastProcessedZxid.enabled (its default): 3.9's restore command reads
+// the snapshot's zxid from there, 3.5-3.8 stop reading after the digest's seal, and the
+// file still ends with a seal, as their check of a snapshot's last bytes wants.
+type ZKSnapshotWriter struct {
+	bw  *bufio.Writer
+	sum hash.Hash32
+	out io.Writer
+	e   jute.Encoder
+}
+
+// NewZKSnapshotWriter writes the header, sessions and ACL cache (acls: the lists the
+// nodes' ACL indexes point into) to w.
+func NewZKSnapshotWriter(w io.Writer, sessions []ZKSession, acls [][]jute.ACL) (*ZKSnapshotWriter, error) {
+	z := &ZKSnapshotWriter{bw: bufio.NewWriterSize(w, 1<<16), sum: adler32.New()}
+	z.out = io.MultiWriter(z.bw, z.sum)
+	e := &z.e
 	e.Int(zkSnapMagic)
 	e.Int(zkVersion)
 	e.Long(zkDBID)
@@ -248,53 +259,75 @@ func writeZKSnapshot(w io.Writer, nodes []ZKNode, sessions []ZKSession, lastZxid
 		e.Int(s.Timeout)
 	}
 	// ACL cache ids start at 1 (ReferenceCountedACLCache.incrementIndex).
-	index, lists := zkACLNumbering(nodes)
-	e.Int(int32(len(lists)))
-	for i, l := range lists {
+	e.Int(int32(len(acls)))
+	for i, l := range acls {
 		e.Long(int64(i + 1))
 		e.Int(int32(len(l)))
 		for j := range l {
-			l[j].Encode(&e)
+			l[j].Encode(e)
 		}
 	}
-	for i := range nodes {
-		n := &nodes[i]
-		path := n.Path
-		if path == "/" {
-			path = "" // DataTree.serializeNode starts from ""
-		}
-		e.String(path)
-		e.Buffer(n.Data)
-		e.Long(int64(index[i] + 1))
-		e.Long(n.Czxid)
-		e.Long(n.Mzxid)
-		e.Long(n.Ctime)
-		e.Long(n.Mtime)
-		e.Int(n.Version)
-		e.Int(n.Cversion)
-		e.Int(n.Aversion)
-		e.Long(n.EphemeralOwner)
-		e.Long(n.Pzxid)
-		if len(e.Buf) >= 1<<15 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
+	return z, z.flush()
+}
+
+func (z *ZKSnapshotWriter) flush() error {
+	_, err := z.out.Write(z.e.Buf)
+	z.e.Buf = z.e.Buf[:0]
+	return err
+}
+
+func (z *ZKSnapshotWriter) seal() error {
+	if err := z.flush(); err != nil {
+		return err
 	}
+	z.e.Long(int64(z.sum.Sum32()))
+	z.e.String("/")
+	return z.flush()
+}
+
+// Node writes one node, whose ACL is the list at index acl of the writer's ACL cache;
+// n.ACL is not read.
+func (z *ZKSnapshotWriter) Node(n *ZKNode, acl int) error {
+	e := &z.e
+	path := n.Path
+	if path == "/" {
+		path = "" // DataTree.serializeNode starts from ""
+	}
+	e.String(path)
+	e.Buffer(n.Data)
+	e.Long(int64(acl + 1))
+	e.Long(n.Czxid)
+	e.Long(n.Mzxid)
+	e.Long(n.Ctime)
+	e.Long(n.Mtime)
+	e.Int(n.Version)
+	e.Int(n.Cversion)
+	e.Int(n.Aversion)
+	e.Long(n.EphemeralOwner)
+	e.Long(n.Pzxid)
+	if len(e.Buf) >= 1<<15 {
+		return z.flush()
+	}
+	return nil
+}
+
+// Close ends the nodes, writes the digest and last-zxid sections and flushes.
+func (z *ZKSnapshotWriter) Close(lastZxid int64) error {
+	e := &z.e
 	e.String("/")
-	if err := seal(); err != nil {
+	if err := z.seal(); err != nil {
 		return err
 	}
 	// An empty ZxidDigest (zxid 0): ZooKeeper then compares no digest.
 	e.Long(0)
 	e.Int(zkDigestVersion)
 	e.Long(0)
-	if err := seal(); err != nil {
+	if err := z.seal(); err != nil {
 		return err
 	}
 	e.Long(lastZxid)
-	if err := seal(); err != nil {
+	if err := z.seal(); err != nil {
 		return err
 	}
-	return bw.Flush()
+	return z.bw.Flush()
 }

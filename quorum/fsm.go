@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -163,6 +164,56 @@ func (f *FSM) Read(fn func(t *datatree.Tree, s *session.Table)) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	fn(f.tree, f.sessions)
+}
+
+// frozenWaitMax bounds how long ReadFrozen waits for raft's snapshot, which holds the
+// tree's one frozen view, to be written.
+const frozenWaitMax = 5 * time.Minute
+
+// ReadFrozen hands begin the state's zxid, its sessions and a frozen view of its tree
+// (datatree.Frozen: the tree as it is now, while writes go on), then calls next until it
+// reports the walk over: each call runs with changes kept out, as raft's snapshot reads
+// its view, so a walk of a large tree holds writes back for a chunk at a time, not for
+// the whole tree. While raft writes a snapshot (the tree has one frozen view at a time)
+// it waits. An error from begin or next ends the walk with it.
+func (f *FSM) ReadFrozen(begin func(zxid int64, sessions []session.Session, fz *datatree.Frozen) error, next func(fz *datatree.Frozen) (done bool, err error)) error {
+	var (
+		fz       *datatree.Frozen
+		tree     *datatree.Tree
+		zxid     int64
+		sessions []session.Session
+	)
+	for deadline := time.Now().Add(frozenWaitMax); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		f.mu.Lock()
+		tree = f.tree
+		if fz, err = tree.Freeze(); err == nil {
+			zxid, sessions = f.lastZxid.Load(), f.sessions.All()
+		}
+		f.mu.Unlock()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, datatree.ErrFrozen) || time.Now().After(deadline) {
+			return err
+		}
+	}
+	defer func() {
+		f.mu.Lock()
+		tree.Thaw(fz)
+		f.mu.Unlock()
+	}()
+	if err := begin(zxid, sessions, fz); err != nil {
+		return err
+	}
+	for {
+		f.mu.RLock()
+		done, err := next(fz)
+		f.mu.RUnlock()
+		if err != nil || done {
+			return err
+		}
+	}
 }
 
 func (f *FSM) txn(zxid int64, e *Entry) datatree.Txn {

@@ -118,20 +118,42 @@ func (s *Server) serveAdminSnapshot(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeSnapshotFile writes the current state as a ZooKeeper snapshot to a temporary
-// file (so its size is known before it is sent) and returns it with its zxid.
+// file (so its size is known before it is sent) and returns it with its zxid. The tree
+// is read through a frozen view, a chunk of nodes at a time, so writes go on meanwhile
+// and no copy of the tree is made.
 func (s *Server) writeSnapshotFile() (*os.File, int64, error) {
-	var st *persistence.ZKState
-	s.node.FSM.Read(func(t *datatree.Tree, ss *session.Table) {
-		st = persistence.ZKStateOf(&persistence.State{Zxid: s.node.FSM.LastZxid(), Tree: t, Sessions: ss})
-	})
 	f, err := os.CreateTemp("", "zkraft-admin-snapshot-*")
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := persistence.WriteZooKeeperSnapshot(f, st); err != nil {
+	var (
+		z    *persistence.ZKSnapshotWriter
+		zxid int64
+	)
+	err = s.node.FSM.ReadFrozen(func(at int64, sessions []session.Session, fz *datatree.Frozen) error {
+		zxid = at
+		zs := make([]persistence.ZKSession, len(sessions))
+		for i, ss := range sessions {
+			zs[i] = persistence.ZKSession{ID: ss.ID, Timeout: ss.Timeout}
+		}
+		z, err = persistence.NewZKSnapshotWriter(f, zs, fz.ACLs())
+		return err
+	}, func(fz *datatree.Frozen) (bool, error) {
+		var werr error
+		done := fz.Nodes(1024, func(n datatree.StoredNode, acl int) {
+			if werr == nil {
+				werr = z.Node(&n, acl)
+			}
+		})
+		return done, werr
+	})
+	if err == nil {
+		err = z.Close(zxid)
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, 0, err
 	}
-	return f, st.LastZxid, nil
+	return f, zxid, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/jute"
 	"github.com/zkraft/zkraft/persistence"
+	"github.com/zkraft/zkraft/session"
 )
 
 func adminGet(t *testing.T, url, auth string) (int, http.Header, []byte) {
@@ -134,5 +135,56 @@ func TestAdminSnapshotWithoutQuorum(t *testing.T) {
 	status, _, body := adminGet(t, admin+"snapshot", "digest admin:secret")
 	if status != http.StatusOK || !strings.Contains(string(body), `"error" : "`+notServing+`"`) {
 		t.Fatalf("snapshot on a member without quorum: %d %s", status, body)
+	}
+}
+
+// The snapshot command's stream, written from a frozen view a chunk at a time, holds the
+// state as the whole-tree copy does: every node with its data, stat and ACL, and the
+// sessions.
+func TestAdminSnapshotHoldsTheState(t *testing.T) {
+	s := startServer(t, func(c *Config) {
+		c.AdminEnabled, c.AdminHost, c.AdminPort = true, "127.0.0.1", mustFreePort(t)
+	})
+	c := dial(t, s.Addr().String())
+	c.connect(0, nil)
+	digestACL := []jute.ACL{{Perms: jute.PermRead | jute.PermCreate | jute.PermAdmin, Id: jute.Id{Scheme: "digest", Id: datatree.DigestID("a:b")}}}
+	for i := range 3000 { // several chunks
+		acl := openACL
+		if i >= 30 && i%7 == 0 {
+			acl = digestACL
+		}
+		path := fmt.Sprintf("/n%d", i%30)
+		if i >= 30 {
+			path = fmt.Sprintf("/n%d/c%d", i%30, i)
+		}
+		if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: path, Data: []byte(fmt.Sprint(i)), Acl: acl}, &jute.CreateResponse{}); h.Err != 0 {
+			t.Fatalf("create %s: %d", path, h.Err)
+		}
+	}
+	if h := c.call(jute.OpCreate, &jute.CreateRequest{Path: "/eph", Acl: openACL, Flags: jute.FlagEphemeral}, &jute.CreateResponse{}); h.Err != 0 {
+		t.Fatal(h.Err)
+	}
+	var want *persistence.ZKState
+	s.node.FSM.Read(func(tr *datatree.Tree, ss *session.Table) {
+		want = persistence.ZKStateOf(&persistence.State{Zxid: s.node.FSM.LastZxid(), Tree: tr, Sessions: ss})
+	})
+	status, _, body := adminGet(t, fmt.Sprintf("http://127.0.0.1:%d/commands/snapshot", s.cfg.AdminPort), "digest x:y")
+	if status != 200 {
+		t.Fatalf("snapshot: %d %s", status, body)
+	}
+	got, err := persistence.ReadZooKeeperSnapshot(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LastZxid != want.LastZxid || fmt.Sprint(got.Sessions) != fmt.Sprint(want.Sessions) {
+		t.Fatalf("zxid 0x%x, sessions %v; want 0x%x, %v", got.LastZxid, got.Sessions, want.LastZxid, want.Sessions)
+	}
+	if len(got.Nodes) != len(want.Nodes) || len(got.Nodes) < 3000 {
+		t.Fatalf("%d nodes, want %d", len(got.Nodes), len(want.Nodes))
+	}
+	for i := range want.Nodes {
+		if g, w := fmt.Sprintf("%+v", got.Nodes[i]), fmt.Sprintf("%+v", want.Nodes[i]); g != w {
+			t.Fatalf("node %d:\n got %s\nwant %s", i, g, w)
+		}
 	}
 }
