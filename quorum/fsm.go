@@ -175,7 +175,8 @@ const frozenWaitMax = 5 * time.Minute
 // reports the walk over: each call runs with changes kept out, as raft's snapshot reads
 // its view, so a walk of a large tree holds writes back for a chunk at a time, not for
 // the whole tree. While raft writes a snapshot (the tree has one frozen view at a time)
-// it waits. An error from begin or next ends the walk with it.
+// it waits; a snapshot raft starts meanwhile fails with datatree.ErrFrozen, which raft
+// logs, and is taken at its next turn. An error from begin or next ends the walk.
 func (f *FSM) ReadFrozen(begin func(zxid int64, sessions []session.Session, fz *datatree.Frozen) error, next func(fz *datatree.Frozen) (done bool, err error)) error {
 	var (
 		fz       *datatree.Frozen
