@@ -31,6 +31,7 @@ type Frozen struct {
 	settings uint32 // the snapshot's settings word, as at Freeze
 	stack    []frame
 	e        jute.Encoder
+	scratch  []byte // Nodes' copy of a node's data
 	crc      hash.Hash32
 	began    bool
 	done     bool
@@ -131,13 +132,19 @@ func (f *Frozen) Next(max int) (out []byte, done bool) {
 func (f *Frozen) ACLs() [][]jute.ACL { return f.acls }
 
 // Nodes calls fn with up to max more nodes, in pre-order with children in name order, as
-// they were at Freeze, and reports whether the walk is over. A node's Data is valid only
-// during fn and its ACL field is left nil: acl indexes ACLs. The caller keeps changes out
-// while Nodes runs. A Frozen is walked by Next or by Nodes, not both.
+// they were at Freeze, and reports whether the walk is over. A node's Data is a copy in a
+// buffer the next node reuses (valid only during fn; never the tree's memory), and its
+// ACL field is left nil: acl indexes ACLs. The caller keeps changes out while Nodes runs.
+// A Frozen is walked by Next or by Nodes, not both.
 func (f *Frozen) Nodes(max int, fn func(n StoredNode, acl int)) (done bool) {
 	f.walk(max, func(path string, v frozenNode) {
 		st := v.rec.stat()
-		fn(StoredNode{Path: path, Data: f.t.data(&v.rec),
+		data := f.t.data(&v.rec)
+		if len(data) > 0 {
+			f.scratch = append(f.scratch[:0], data...)
+			data = f.scratch
+		}
+		fn(StoredNode{Path: path, Data: data,
 			Czxid: st.Czxid, Mzxid: st.Mzxid, Ctime: st.Ctime, Mtime: st.Mtime, Pzxid: st.Pzxid,
 			EphemeralOwner: st.EphemeralOwner, Version: st.Version, Cversion: st.Cversion, Aversion: st.Aversion},
 			int(f.index[v.rec.acl]))
