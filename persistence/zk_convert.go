@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/zkraft/zkraft/datatree"
 	"github.com/zkraft/zkraft/session"
@@ -94,4 +95,39 @@ func (st *ZKState) KillDeadSessions(opts datatree.Options) int {
 	clear(st.Nodes[len(kept):])
 	st.Nodes = kept
 	return len(dead)
+}
+
+// WriteStateAsZooKeeper writes s as a ZooKeeper snapshot, a node at a time from a frozen
+// view of its tree (no copy of the tree is made; nothing else may change it meanwhile),
+// and returns how many nodes it wrote and how many of them are TTL nodes (which ZooKeeper
+// reads as such only with zookeeper.extendedTypesEnabled).
+func WriteStateAsZooKeeper(w io.Writer, s *State) (nodes, ttl int, err error) {
+	fz, err := s.Tree.Freeze()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer s.Tree.Thaw(fz)
+	var sessions []ZKSession
+	for _, ss := range s.Sessions.All() {
+		sessions = append(sessions, ZKSession{ID: ss.ID, Timeout: ss.Timeout})
+	}
+	z, err := NewZKSnapshotWriter(w, sessions, fz.ACLs())
+	if err != nil {
+		return 0, 0, err
+	}
+	for done := false; !done && err == nil; {
+		done = fz.Nodes(1024, func(n datatree.StoredNode, acl int) {
+			if err == nil {
+				err = z.Node(&n, acl)
+				nodes++
+				if n.EphemeralOwner&zkExtendedMask == zkExtendedMask {
+					ttl++
+				}
+			}
+		})
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return nodes, ttl, z.Close(s.Zxid)
 }

@@ -63,19 +63,6 @@ func zkSystemNodes() []ZKNode {
 
 func zkCloneACL(acl []jute.ACL) []jute.ACL { return append([]jute.ACL{}, acl...) }
 
-// TTLNodes counts the TTL nodes, which ZooKeeper reads as such only with
-// zookeeper.extendedTypesEnabled (EphemeralType.get): without it, it takes them for
-// ephemerals of a session that is gone, and deletes them when it loads the snapshot.
-func (st *ZKState) TTLNodes() int {
-	n := 0
-	for i := range st.Nodes {
-		if st.Nodes[i].EphemeralOwner&zkExtendedMask == zkExtendedMask {
-			n++
-		}
-	}
-	return n
-}
-
 // zkIsSessionOwner reports whether owner names a session (a plain ephemeral), as
 // EphemeralType.get does with extended types enabled.
 func zkIsSessionOwner(owner int64) bool {

@@ -124,7 +124,6 @@ func newExportCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			zst := persistence.ZKStateOf(st)
 			dir := filepath.Join(to, "version-2")
 			if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 				return fmt.Errorf("%s is not empty: export into a new ZooKeeper data dir", dir)
@@ -132,12 +131,13 @@ func newExportCommand() *cobra.Command {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
-			path := filepath.Join(dir, persistence.SnapshotFileName(zst.LastZxid))
+			path := filepath.Join(dir, persistence.SnapshotFileName(st.Zxid))
 			f, err := os.Create(path)
 			if err != nil {
 				return err
 			}
-			if err := persistence.WriteZooKeeperSnapshot(f, zst); err != nil {
+			nodes, ttl, err := persistence.WriteStateAsZooKeeper(f, st)
+			if err != nil {
 				f.Close()
 				return err
 			}
@@ -149,8 +149,8 @@ func newExportCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "exported %d znodes and %d sessions at zxid 0x%x to %s\n",
-				len(zst.Nodes), len(zst.Sessions), zst.LastZxid, path)
-			if n := zst.TTLNodes(); n > 0 {
+				nodes, st.Sessions.Len(), st.Zxid, path)
+			if n := ttl; n > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %d TTL nodes: start ZooKeeper with -Dzookeeper.extendedTypesEnabled=true, "+
 					"or it takes them for ephemerals of a session that is gone and deletes them as it starts\n", n)
 			}
