@@ -107,27 +107,50 @@ func WriteStateAsZooKeeper(w io.Writer, s *State) (nodes, ttl int, err error) {
 		return 0, 0, err
 	}
 	defer s.Tree.Thaw(fz)
-	var sessions []ZKSession
-	for _, ss := range s.Sessions.All() {
-		sessions = append(sessions, ZKSession{ID: ss.ID, Timeout: ss.Timeout})
+	z, err := NewZKFrozenWriter(w, s.Sessions.All(), fz)
+	for done := false; err == nil && !done; {
+		done, err = z.Next(1024)
 	}
-	z, err := NewZKSnapshotWriter(w, sessions, fz.ACLs())
-	if err != nil {
-		return 0, 0, err
+	if err == nil {
+		err = z.Close(s.Zxid)
 	}
-	for done := false; !done && err == nil; {
-		done = fz.Nodes(1024, func(n datatree.StoredNode, acl int) {
-			if err == nil {
-				err = z.Node(&n, acl)
-				nodes++
-				if n.EphemeralOwner&zkExtendedMask == zkExtendedMask {
-					ttl++
-				}
-			}
-		})
-	}
-	if err != nil {
-		return 0, 0, err
-	}
-	return nodes, ttl, z.Close(s.Zxid)
+	return z.Nodes, z.TTLNodes, err
 }
+
+// A ZKFrozenWriter writes a frozen view of a tree as a ZooKeeper snapshot, a chunk of
+// nodes per Next, so a caller that must keep changes out while the view is read (the
+// FSM's read lock) holds them back a chunk at a time.
+type ZKFrozenWriter struct {
+	z  *ZKSnapshotWriter
+	fz *datatree.Frozen
+	// Nodes and TTLNodes count what was written: TTL nodes are read as such by ZooKeeper
+	// only with zookeeper.extendedTypesEnabled.
+	Nodes, TTLNodes int
+}
+
+// NewZKFrozenWriter writes the snapshot's header, sessions and fz's ACL lists to w.
+func NewZKFrozenWriter(w io.Writer, sessions []session.Session, fz *datatree.Frozen) (*ZKFrozenWriter, error) {
+	zs := make([]ZKSession, len(sessions))
+	for i, ss := range sessions {
+		zs[i] = ZKSession{ID: ss.ID, Timeout: ss.Timeout}
+	}
+	z, err := NewZKSnapshotWriter(w, zs, fz.ACLs())
+	return &ZKFrozenWriter{z: z, fz: fz}, err
+}
+
+// Next writes up to max more nodes and reports whether every node is written.
+func (f *ZKFrozenWriter) Next(max int) (done bool, err error) {
+	done = f.fz.Nodes(max, func(n datatree.StoredNode, acl int) {
+		if err == nil {
+			err = f.z.Node(&n, acl)
+			f.Nodes++
+			if n.EphemeralOwner&zkExtendedMask == zkExtendedMask {
+				f.TTLNodes++
+			}
+		}
+	})
+	return done, err
+}
+
+// Close ends the snapshot with lastZxid (ZKSnapshotWriter.Close).
+func (f *ZKFrozenWriter) Close(lastZxid int64) error { return f.z.Close(lastZxid) }

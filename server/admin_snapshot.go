@@ -127,26 +127,14 @@ func (s *Server) writeSnapshotFile() (*os.File, int64, error) {
 		return nil, 0, err
 	}
 	var (
-		z    *persistence.ZKSnapshotWriter
+		z    *persistence.ZKFrozenWriter
 		zxid int64
 	)
 	err = s.node.FSM.ReadFrozen(func(at int64, sessions []session.Session, fz *datatree.Frozen) error {
 		zxid = at
-		zs := make([]persistence.ZKSession, len(sessions))
-		for i, ss := range sessions {
-			zs[i] = persistence.ZKSession{ID: ss.ID, Timeout: ss.Timeout}
-		}
-		z, err = persistence.NewZKSnapshotWriter(f, zs, fz.ACLs())
+		z, err = persistence.NewZKFrozenWriter(f, sessions, fz)
 		return err
-	}, func(fz *datatree.Frozen) (bool, error) {
-		var werr error
-		done := fz.Nodes(1024, func(n datatree.StoredNode, acl int) {
-			if werr == nil {
-				werr = z.Node(&n, acl)
-			}
-		})
-		return done, werr
-	})
+	}, func(*datatree.Frozen) (bool, error) { return z.Next(1024) })
 	if err == nil {
 		err = z.Close(zxid)
 	}
