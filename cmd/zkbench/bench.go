@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -449,7 +450,7 @@ func connect(addr string) (*zk.Conn, error) { return connectWith(addr, sessionTi
 
 // connectWith opens a session asking for timeout and waits until it has it.
 func connectWith(addr string, timeout time.Duration) (*zk.Conn, error) {
-	conn, events, err := zk.Connect([]string{addr}, timeout, zk.WithLogger(quietLogger{}), zk.WithLogInfo(false))
+	conn, events, err := zk.Connect([]string{addr}, timeout, zk.WithLogger(quietLogger{}), zk.WithLogInfo(false), zk.WithDialer(dial))
 	if err != nil {
 		return nil, err
 	}
@@ -473,6 +474,18 @@ func connectWith(addr string, timeout time.Duration) (*zk.Conn, error) {
 			return nil, fmt.Errorf("connect %s: no session after %v", addr, connectTimeout)
 		}
 	}
+}
+
+// dial gives a TCP connect up to connectTimeout, as the Java client gives it its session
+// timeout over the number of servers. go-zookeeper's own dial gives up after a second and
+// then waits another before it dials again. When the 256 workers of a session cell dial
+// at once, a dialing goroutine of this program can wait longer than that for a core of
+// its own while the kernel has long since connected it: with that dial, hundreds of
+// connects a cell took two seconds or more against zkraft with no SYN sent twice (the
+// kernel's TCPSynRetrans counted only ZooKeeper's overflowing accept queue), and the
+// cell measured this program's scheduler.
+func dial(network, addr string, _ time.Duration) (net.Conn, error) {
+	return net.DialTimeout(network, addr, connectTimeout)
 }
 
 func closeAll(conns []*zk.Conn) {

@@ -159,8 +159,8 @@ type sessionPhases struct{ connect, close histogram }
 
 // runSession times sessionOp after its lead-in and notes where the time went: the two
 // phases' p50 and p99, and how many closes took go-zookeeper's full second (the client
-// stops waiting for closeSession's answer then) or connects a second or more (a failed
-// dial waits a second before the next).
+// stops waiting for closeSession's answer then) or connects a second or more (a SYN the
+// server's full accept queue dropped is sent again after a second).
 func runSession(c *cell) stats {
 	leadIn(c, sessionOp)
 	ws := c.newWorkers(len(c.conns))
