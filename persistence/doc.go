@@ -24,9 +24,12 @@
 //
 // # Apache ZooKeeper 3.x data directories
 //
-// ReadZooKeeper and WriteZooKeeperSnapshot read and write the on-disk format of
-// Apache ZooKeeper 3.5–3.9 (checked against the 3.8 sources), for
-// `zkraft import --from-zookeeper` and `zkraft export --to-zookeeper`. ZooKeeper keeps
+// ReadZooKeeper reads the on-disk format of Apache ZooKeeper 3.5–3.9 (checked against
+// the 3.8 sources) for `zkraft import --from-zookeeper`; WriteStateAsZooKeeper and
+// ZKFrozenWriter write a snapshot of it from a frozen view of the tree, a node at a time,
+// for `zkraft export --to-zookeeper` and the AdminServer's snapshot command.
+// WriteZooKeeperSnapshot writes one from a ZKState held whole (ZKStateOf makes one of
+// zkraft's state): tests use the pair to make ZooKeeper data dirs. ZooKeeper keeps
 // its files in dataDir/version-2 (dataLogDir/version-2 for the logs when set). All
 // integers are big-endian Jute: int 4 bytes, long 8, boolean 1, buffer and ustring an
 // int length then the bytes (-1 = null), vector an int count then the items.
@@ -57,7 +60,7 @@
 //
 // Snapshots may be compressed when zookeeper.snapshot.compression.method is set
 // (snapshot.<zxid>.gz or .snappy). The default is none; gzip is read, snappy is not.
-// WriteZooKeeperSnapshot always writes an uncompressed snapshot.
+// zkraft always writes an uncompressed snapshot.
 //
 // The stored stat is ZooKeeper's StatPersisted, the same as zkraft's: cversion counts
 // child creations (clients see cversion*2 - numChildren), and ephemeralOwner is the

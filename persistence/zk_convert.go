@@ -121,7 +121,7 @@ func WriteStateAsZooKeeper(w io.Writer, s *State) (nodes, ttl int, err error) {
 // nodes per Next, so a caller that must keep changes out while the view is read (the
 // FSM's read lock) holds them back a chunk at a time.
 type ZKFrozenWriter struct {
-	z  *ZKSnapshotWriter
+	z  *zkSnapshotWriter
 	fz *datatree.Frozen
 	// Nodes and TTLNodes count what was written: TTL nodes are read as such by ZooKeeper
 	// only with zookeeper.extendedTypesEnabled.
@@ -134,7 +134,7 @@ func NewZKFrozenWriter(w io.Writer, sessions []session.Session, fz *datatree.Fro
 	for i, ss := range sessions {
 		zs[i] = ZKSession{ID: ss.ID, Timeout: ss.Timeout}
 	}
-	z, err := NewZKSnapshotWriter(w, zs, fz.ACLs())
+	z, err := newZKSnapshotWriter(w, zs, fz.ACLs())
 	return &ZKFrozenWriter{z: z, fz: fz}, err
 }
 
@@ -152,5 +152,5 @@ func (f *ZKFrozenWriter) Next(max int) (done bool, err error) {
 	return done, err
 }
 
-// Close ends the snapshot with lastZxid (ZKSnapshotWriter.Close).
+// Close ends the snapshot with lastZxid (zkSnapshotWriter.Close).
 func (f *ZKFrozenWriter) Close(lastZxid int64) error { return f.z.Close(lastZxid) }

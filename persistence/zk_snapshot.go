@@ -214,10 +214,10 @@ func ReadZooKeeperSnapshot(b []byte) (*ZKState, error) {
 }
 
 // writeZKSnapshot writes nodes (pre-order, root first) and sessions in ZooKeeper's
-// snapshot format (ZKSnapshotWriter).
+// snapshot format (zkSnapshotWriter).
 func writeZKSnapshot(w io.Writer, nodes []ZKNode, sessions []ZKSession, lastZxid int64) error {
 	index, lists := zkACLNumbering(nodes)
-	z, err := NewZKSnapshotWriter(w, sessions, lists)
+	z, err := newZKSnapshotWriter(w, sessions, lists)
 	if err != nil {
 		return err
 	}
@@ -229,23 +229,23 @@ func writeZKSnapshot(w io.Writer, nodes []ZKNode, sessions []ZKSession, lastZxid
 	return z.Close(lastZxid)
 }
 
-// A ZKSnapshotWriter writes a ZooKeeper snapshot a node at a time: the sessions and the
+// A zkSnapshotWriter writes a ZooKeeper snapshot a node at a time: the sessions and the
 // ACL cache, the nodes (pre-order, root first), then an empty digest section as 3.8
 // writes by default, and lastZxid and its seal, as 3.9 does with
 // zookeeper.serializeLastProcessedZxid.enabled (its default): 3.9's restore command reads
 // the snapshot's zxid from there, 3.5-3.8 stop reading after the digest's seal, and the
 // file still ends with a seal, as their check of a snapshot's last bytes wants.
-type ZKSnapshotWriter struct {
+type zkSnapshotWriter struct {
 	bw  *bufio.Writer
 	sum hash.Hash32
 	out io.Writer
 	e   jute.Encoder
 }
 
-// NewZKSnapshotWriter writes the header, sessions and ACL cache (acls: the lists the
+// newZKSnapshotWriter writes the header, sessions and ACL cache (acls: the lists the
 // nodes' ACL indexes point into) to w.
-func NewZKSnapshotWriter(w io.Writer, sessions []ZKSession, acls [][]jute.ACL) (*ZKSnapshotWriter, error) {
-	z := &ZKSnapshotWriter{bw: bufio.NewWriterSize(w, 1<<16), sum: adler32.New()}
+func newZKSnapshotWriter(w io.Writer, sessions []ZKSession, acls [][]jute.ACL) (*zkSnapshotWriter, error) {
+	z := &zkSnapshotWriter{bw: bufio.NewWriterSize(w, 1<<16), sum: adler32.New()}
 	z.out = io.MultiWriter(z.bw, z.sum)
 	e := &z.e
 	e.Int(zkSnapMagic)
@@ -270,13 +270,13 @@ func NewZKSnapshotWriter(w io.Writer, sessions []ZKSession, acls [][]jute.ACL) (
 	return z, z.flush()
 }
 
-func (z *ZKSnapshotWriter) flush() error {
+func (z *zkSnapshotWriter) flush() error {
 	_, err := z.out.Write(z.e.Buf)
 	z.e.Buf = z.e.Buf[:0]
 	return err
 }
 
-func (z *ZKSnapshotWriter) seal() error {
+func (z *zkSnapshotWriter) seal() error {
 	if err := z.flush(); err != nil {
 		return err
 	}
@@ -287,7 +287,7 @@ func (z *ZKSnapshotWriter) seal() error {
 
 // Node writes one node, whose ACL is the list at index acl of the writer's ACL cache;
 // n.ACL is not read.
-func (z *ZKSnapshotWriter) Node(n *ZKNode, acl int) error {
+func (z *zkSnapshotWriter) Node(n *ZKNode, acl int) error {
 	e := &z.e
 	path := n.Path
 	if path == "/" {
@@ -312,7 +312,7 @@ func (z *ZKSnapshotWriter) Node(n *ZKNode, acl int) error {
 }
 
 // Close ends the nodes, writes the digest and last-zxid sections and flushes.
-func (z *ZKSnapshotWriter) Close(lastZxid int64) error {
+func (z *zkSnapshotWriter) Close(lastZxid int64) error {
 	e := &z.e
 	e.String("/")
 	if err := z.seal(); err != nil {
